@@ -2,6 +2,9 @@ package install
 
 import (
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -54,4 +57,16 @@ func (r *Root) hasTree(key string) bool {
 	var st unix.Stat_t
 	err := r.stat(treeOf(key), &st)
 	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR || err != nil && !errors.Is(err, unix.ENOENT)
+}
+
+// TreesGone returns the keys of the packages recs records in the root dir whose trees
+// pkgs/ no longer holds (deleted by hand): read without the root's lock, as a plan is.
+func TreesGone(dir string, recs []db.Record) []string {
+	var keys []string
+	for _, r := range recs {
+		if _, err := os.Lstat(filepath.Join(dir, partRel(pkgs), repo.FileName(r.Key()))); errors.Is(err, fs.ErrNotExist) {
+			keys = append(keys, r.Key())
+		}
+	}
+	return keys
 }

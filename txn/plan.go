@@ -329,7 +329,9 @@ func answers(q repo.Requirement, pk repo.Package, pkgs []repo.Package) bool {
 // the same version and archive, as the index has them, so that nothing changes but their
 // files; a package asked for from a repository (requested, db.Requested) as that one has it.
 // What their requirements need and nothing installed meets is installed with them, as
-// their dependencies (lacking), as apt-get install -f does.
+// their dependencies (lacking), as apt-get install -f does; an installed package that
+// meets one and whose tree is gone (install.TreesGone) is installed again with them, as
+// recorded (treeless).
 func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, requested map[string]repo.Requirement, cache *fetch.Cache) (*Plan, error) {
 	use, gone := ix.pins(before, requested)
 	in, err := ix.indexFor(use)
@@ -345,33 +347,80 @@ func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, 
 		if !ok {
 			return nil, fmt.Errorf("reinstall %s: not installed (pkg install %s installs it)", key, key)
 		}
-		if g := gone[cur.Name]; g != nil && cur.Kind != repo.KindNPM {
-			g.Op = "reinstall"
-			return nil, g
-		}
-		pk, err := in.Lookup(repo.Requirement{Name: cur.Name, Constraints: []repo.Constraint{{Op: "=", Version: cur.Version}}})
+		pk, err := again(in, cur, gone)
 		if err != nil {
-			return nil, fmt.Errorf("reinstall %s %s: %w", cur.Name, cur.Version, err)
+			return nil, err
 		}
-		if pk.SHA256 != cur.SHA256 {
-			return nil, &RepublishedError{Name: cur.Name, Version: cur.Version, Index: pk.SHA256, Installed: cur.SHA256}
-		}
-		// The entry may have been republished for the same archive (repo add --replace):
-		// the reinstall takes its commands, library directories and env, which its links
-		// and wrappers are made of, and keeps the relations, which only a resolve changes.
-		pk.Depends, pk.Optional, pk.Peers, pk.Provides = cur.Depends, cur.Optional, cur.Peers, cur.Provides
-		pk.Conflicts, pk.Replaces, pk.Into = cur.Conflicts, cur.Replaces, cur.Into
 		p.install = append(p.install, pk)
+	}
+	restored, err := treeless(in, before, p.install, install.TreesGone(root, before), gone)
+	if err != nil {
+		return nil, err
 	}
 	deps, err := ix.lacking(in, before, p.install, db.Holds(before, requested, nil, nil))
 	if err != nil {
 		return nil, err
 	}
+	deps = append(restored, deps...)
 	if len(deps) > 0 { // installed first, as dependencies: "dependency of NAME"
 		p.install = append(deps, p.install...)
 		p.why = reasons(append(db.Packages(before), deps...), keys, "")
 	}
 	return p.fill(cache), nil
+}
+
+// again returns the entry of in that installs cur again: its version and archive, with
+// the entry's commands, library directories and env and cur's relations. gone is the
+// packages whose pinned repository no longer offers them (Catalog.pins).
+func again(in *repo.Index, cur db.Record, gone map[string]*repo.PinGoneError) (repo.Package, error) {
+	if g := gone[cur.Name]; g != nil && cur.Kind != repo.KindNPM {
+		g.Op = "reinstall"
+		return repo.Package{}, g
+	}
+	pk, err := in.Lookup(repo.Requirement{Name: cur.Name, Constraints: []repo.Constraint{{Op: "=", Version: cur.Version}}})
+	if err != nil {
+		return repo.Package{}, fmt.Errorf("reinstall %s %s: %w", cur.Name, cur.Version, err)
+	}
+	if pk.SHA256 != cur.SHA256 {
+		return repo.Package{}, &RepublishedError{Name: cur.Name, Version: cur.Version, Index: pk.SHA256, Installed: cur.SHA256}
+	}
+	// The entry may have been republished for the same archive (repo add --replace):
+	// the reinstall takes its commands, library directories and env, which its links
+	// and wrappers are made of, and keeps the relations, which only a resolve changes.
+	pk.Depends, pk.Optional, pk.Peers, pk.Provides = cur.Depends, cur.Optional, cur.Peers, cur.Provides
+	pk.Conflicts, pk.Replaces, pk.Into = cur.Conflicts, cur.Replaces, cur.Into
+	return pk, nil
+}
+
+// treeless returns, to install again with pkgs, the installed packages (of before) whose
+// trees are gone (keys) that meet a requirement of pkgs, or of another such package: a
+// reinstall of jq puts back libjq1 deleted by hand, as it would install it were it not
+// recorded.
+func treeless(in *repo.Index, before []db.Record, pkgs []repo.Package, keys []string, gone map[string]*repo.PinGoneError) ([]repo.Package, error) {
+	var out []repo.Package
+	taken := func(key string) bool {
+		has := func(q repo.Package) bool { return q.Key() == key }
+		return slices.ContainsFunc(pkgs, has) || slices.ContainsFunc(out, has)
+	}
+	for next := pkgs; len(next) > 0; {
+		var found []repo.Package
+		for _, p := range next {
+			for _, q := range slices.Concat(p.Depends, p.Peers) {
+				for _, r := range before {
+					if !slices.Contains(keys, r.Key()) || taken(r.Key()) || !q.Met(r.Kind, r.Name, r.Version, r.Provides) {
+						continue
+					}
+					pk, err := again(in, r, gone)
+					if err != nil {
+						return nil, fmt.Errorf("%w (needed by %s %s, and its tree is gone)", err, p.Name, p.Version)
+					}
+					out, found = append(out, pk), append(found, pk)
+				}
+			}
+		}
+		next = found
+	}
+	return out, nil
 }
 
 // RepublishedError refuses a reinstall of a package whose archive the repository replaced:

@@ -370,3 +370,39 @@ func TestOfflineReinstallNoRepo(t *testing.T) {
 		t.Errorf("offline reinstall of an archive the cache lacks: exit %d, %q; want %q", code, stderr, want)
 	}
 }
+
+// TestReinstallPutsBackGoneDependency: a reinstall of hello whose dependency libgreet's
+// tree was deleted by hand installs libgreet again with it, offline from the cache with no
+// repository as online, and where the cache lacks it says so by name: both reinstalled
+// hello alone and said nothing of libgreet.
+func TestReinstallPutsBackGoneDependency(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	tree := filepath.Join(e.root, "pkgs", "libgreet")
+	bare := func(args ...string) (stdout, stderr string, code int) { // neither --repo nor PKG_REPO
+		var o, er bytes.Buffer
+		code = run(append([]string{"pkg", "--root", e.root, "--cache", e.cache, "--offline"}, args...), &o, &er)
+		return o.String(), er.String(), code
+	}
+	for _, reinstall := range []func() (string, string, int){
+		func() (string, string, int) { return bare("install", "--reinstall", "hello") },
+		func() (string, string, int) { return e.pkg("install", "--reinstall", "hello") },
+	} {
+		if err := os.RemoveAll(tree); err != nil {
+			t.Fatal(err)
+		}
+		if out, stderr, code := reinstall(); code != 0 || !strings.Contains(out, "reinstalled libgreet 1.0.0") {
+			t.Fatalf("reinstall hello with libgreet's tree gone: exit %d\n%s%s", code, out, stderr)
+		}
+		e.ok("verify")
+	}
+
+	if err := os.RemoveAll(tree); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("cache", "clean")
+	_, stderr, code := bare("install", "--reinstall", "hello")
+	if code != 1 || !strings.Contains(stderr, "pkg: offline: not in the cache: ") || !strings.Contains(stderr, "libgreet 1.0.0") {
+		t.Errorf("offline reinstall of hello, libgreet's tree gone and the cache empty: exit %d\n%s", code, stderr)
+	}
+}
