@@ -60,8 +60,12 @@ func (r *Root) hasTree(key string) bool {
 }
 
 // TreesGone returns the keys of the packages recs records in the root dir whose trees
-// pkgs/ no longer holds (deleted by hand): read without the root's lock, as a plan is.
+// pkgs/ no longer holds (deleted by hand): read without the root's lock, as a plan is;
+// none where dir is "" (no root).
 func TreesGone(dir string, recs []db.Record) []string {
+	if dir == "" {
+		return nil
+	}
 	var keys []string
 	for _, r := range recs {
 		if _, err := os.Lstat(filepath.Join(dir, partRel(pkgs), repo.FileName(r.Key()))); errors.Is(err, fs.ErrNotExist) {

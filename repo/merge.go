@@ -73,6 +73,25 @@ func (e *PinGoneError) why() string {
 	return "is not in use"
 }
 
+// A NotOfferedError refuses a reinstall of an installed package whose version the
+// repositories in effect do not offer (any more).
+type NotOfferedError struct {
+	Name, Version, Kind string
+	Repos               string // the repositories in effect, as "repository URL" or "repositories URL, ..."
+	Cached              bool   // the cache holds the archive installed, as the caller found
+	Err                 error  // the index's answer (*MissingError: no version of the name)
+}
+
+func (e *NotOfferedError) Error() string {
+	s := fmt.Sprintf("reinstall %s %s: %s does not offer it: %v", e.Name, e.Version, e.Repos, e.Err)
+	if e.Cached {
+		s += "; the cache still holds the archive installed"
+	}
+	return s
+}
+
+func (e *NotOfferedError) Unwrap() error { return e.Err }
+
 // Pins returns the repository each of reqs pins its name to, or nil for none. Two pins of
 // one name to different repositories are an error.
 func Pins(reqs []Requirement) (map[string]string, error) {

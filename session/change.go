@@ -183,16 +183,31 @@ func (s *Session) repoless(r Request) bool {
 }
 
 // catalog returns ix, the indexes in effect, with the repositories of the local archive
-// files given and installed (withLocal); where none is in effect (nil), an offline
-// reinstall takes the installed packages rs as recorded (recorded).
+// files given and installed (withLocal); where none is in effect (nil), or they do not
+// offer the installed archive of a package it names, an offline reinstall takes the
+// installed packages rs as recorded (recorded), whose archives only the cache has.
 func (s *Session) catalog(pl *planner, f *txn.Fetcher, ix *txn.Catalog, rs []db.Record) (*txn.Catalog, error) {
-	if ix == nil && pl.r.Op == Reinstall && s.Offline {
+	if pl.r.Op == Reinstall && s.Offline && (ix == nil || !offersAll(ix.Index, rs, pl.r.Names)) {
 		var err error
 		if ix, err = recorded(rs); err != nil {
 			return nil, err
 		}
 	}
 	return s.withLocal(f, ix, rs)
+}
+
+// offersAll reports whether ix offers the installed archive of each package keys names,
+// of those rs records but for local archive files (withLocal's).
+func offersAll(ix *repo.Index, rs []db.Record, keys []string) bool {
+	for _, k := range keys {
+		r, ok := db.Find(rs, k)
+		if ok && r.Origin == "" && !slices.ContainsFunc(ix.Packages, func(p repo.Package) bool {
+			return p.Name == r.Name && p.Version == r.Version && p.SHA256 == r.SHA256
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 // recorded returns a catalog of no repository offering the installed packages rs as

@@ -1,6 +1,9 @@
 package txn_test
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -60,5 +63,44 @@ func TestReinstallLacking(t *testing.T) {
 	_, err = reinstall(append(recs, record(lib)), "app")
 	if err == nil || !strings.Contains(err.Error(), "would change lib 1.0 to 2.0") {
 		t.Errorf("reinstall app lacking lib>=2, lib 1.0 installed: %v; want it refused as it would change lib", err)
+	}
+}
+
+// TestReinstallTreeless: a reinstall of app puts back lib, installed and recorded, whose
+// tree was deleted by hand, at its installed version (not the newest), as app's
+// dependency; one of a version no repository offers any more is a *repo.NotOfferedError.
+func TestReinstallTreeless(t *testing.T) {
+	w := newWorld(t)
+	app := addPackage(t, w.repo, "app", "1.0", "lib>=1")
+	lib := addPackage(t, w.repo, "lib", "1.0")
+	addPackage(t, w.repo, "lib", "2.0")
+	ix := w.index("")
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "pkgs", "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	recs := []db.Record{record(app), record(lib)}
+	requested := map[string]repo.Requirement{"app": {Name: "app"}}
+	p, err := txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{"app"}, Root: root, Records: recs, Requested: requested, Catalog: ix})
+	if err != nil {
+		t.Fatalf("reinstall app, lib's tree gone: %v", err)
+	}
+	for i := range p.Changes {
+		p.Changes[i].Download = 0
+	}
+	want := []txn.Change{
+		{Action: txn.Reinstall, Name: "lib", Version: "1.0", Why: "dependency of app"},
+		{Action: txn.Reinstall, Name: "app", Version: "1.0", Why: "requested"},
+	}
+	if !slices.Equal(p.Changes, want) {
+		t.Errorf("reinstall app, lib's tree gone: %+v; want %+v", p.Changes, want)
+	}
+
+	old := record(lib)
+	old.Version = "0.9"
+	_, err = txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{"lib"}, Root: root, Records: []db.Record{old}, Catalog: ix})
+	var ne *repo.NotOfferedError
+	if !errors.As(err, &ne) || ne.Name != "lib" || ne.Version != "0.9" || ne.Cached {
+		t.Errorf("reinstall lib 0.9, offered no more: %v; want a *repo.NotOfferedError, not cached", err)
 	}
 }

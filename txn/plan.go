@@ -347,13 +347,13 @@ func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, 
 		if !ok {
 			return nil, fmt.Errorf("reinstall %s: not installed (pkg install %s installs it)", key, key)
 		}
-		pk, err := again(in, cur, gone)
+		pk, err := ix.again(in, cur, gone, cache)
 		if err != nil {
 			return nil, err
 		}
 		p.install = append(p.install, pk)
 	}
-	restored, err := treeless(in, before, p.install, install.TreesGone(root, before), gone)
+	restored, err := ix.treeless(in, before, p.install, install.TreesGone(root, before), gone, cache)
 	if err != nil {
 		return nil, err
 	}
@@ -369,17 +369,20 @@ func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, 
 	return p.fill(cache), nil
 }
 
-// again returns the entry of in that installs cur again: its version and archive, with
-// the entry's commands, library directories and env and cur's relations. gone is the
-// packages whose pinned repository no longer offers them (Catalog.pins).
-func again(in *repo.Index, cur db.Record, gone map[string]*repo.PinGoneError) (repo.Package, error) {
+// again returns the entry of in, ix's index, that installs cur again: its version and
+// archive, with the entry's commands, library directories and env and cur's relations;
+// a *repo.NotOfferedError where in has none, saying whether cache (nil: not known) holds the
+// archive. gone is the packages whose pinned repository no longer offers them
+// (Catalog.pins).
+func (ix *Catalog) again(in *repo.Index, cur db.Record, gone map[string]*repo.PinGoneError, cache *fetch.Cache) (repo.Package, error) {
 	if g := gone[cur.Name]; g != nil && cur.Kind != repo.KindNPM {
 		g.Op = "reinstall"
 		return repo.Package{}, g
 	}
 	pk, err := in.Lookup(repo.Requirement{Name: cur.Name, Constraints: []repo.Constraint{{Op: "=", Version: cur.Version}}})
 	if err != nil {
-		return repo.Package{}, fmt.Errorf("reinstall %s %s: %w", cur.Name, cur.Version, err)
+		return repo.Package{}, &repo.NotOfferedError{Name: cur.Name, Version: cur.Version, Kind: cur.Kind, Repos: ix.urls(),
+			Cached: cache != nil && cache.Has(cur.SHA256), Err: err}
 	}
 	if pk.SHA256 != cur.SHA256 {
 		return repo.Package{}, &RepublishedError{Name: cur.Name, Version: cur.Version, Index: pk.SHA256, Installed: cur.SHA256}
@@ -396,7 +399,7 @@ func again(in *repo.Index, cur db.Record, gone map[string]*repo.PinGoneError) (r
 // trees are gone (keys) that meet a requirement of pkgs, or of another such package: a
 // reinstall of jq puts back libjq1 deleted by hand, as it would install it were it not
 // recorded.
-func treeless(in *repo.Index, before []db.Record, pkgs []repo.Package, keys []string, gone map[string]*repo.PinGoneError) ([]repo.Package, error) {
+func (ix *Catalog) treeless(in *repo.Index, before []db.Record, pkgs []repo.Package, keys []string, gone map[string]*repo.PinGoneError, cache *fetch.Cache) ([]repo.Package, error) {
 	var out []repo.Package
 	taken := func(key string) bool {
 		has := func(q repo.Package) bool { return q.Key() == key }
@@ -410,7 +413,7 @@ func treeless(in *repo.Index, before []db.Record, pkgs []repo.Package, keys []st
 					if !slices.Contains(keys, r.Key()) || taken(r.Key()) || !q.Met(r.Kind, r.Name, r.Version, r.Provides) {
 						continue
 					}
-					pk, err := again(in, r, gone)
+					pk, err := ix.again(in, r, gone, cache)
 					if err != nil {
 						return nil, fmt.Errorf("%w (needed by %s %s, and its tree is gone)", err, p.Name, p.Version)
 					}

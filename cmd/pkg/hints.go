@@ -163,6 +163,16 @@ var hints = []hintRule{
 	{err: pin.ErrLockUnverified, hint: "lock it again with the publisher's key ('pkg lock --trusted-key KEY', or trust it first with 'pkg trust add KEY')"},
 	{err: pin.ErrLockUntrusted, hint: "trust one of those keys too ('pkg trust add KEY', or --trusted-key for one command), or lock again with a key trusted here"},
 	{fn: as(outdatedHint)},
+	{fn: as(func(ne *repo.NotOfferedError) string {
+		s := "give a repository that still offers it with --repo URL"
+		if ne.Cached {
+			s = fmt.Sprintf("'pkg --offline install --reinstall %s' reinstalls it from the cache, as installed", repo.InstanceKey(ne.Kind, ne.Name, ne.Version))
+		}
+		if !errors.As(ne, new(*repo.MissingError)) { // they offer other versions
+			s += fmt.Sprintf("; 'pkg upgrade %s' moves it to a version the repositories offer", ne.Name)
+		}
+		return s
+	})},
 	{fn: as(func(re *txn.RepublishedError) string {
 		return fmt.Sprintf("'pkg upgrade %s' takes the repository's", re.Name)
 	})},

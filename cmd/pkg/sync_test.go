@@ -1035,3 +1035,34 @@ func syncedLock(t *testing.T) (first *env, base, dir, lock string) {
 	first.ok("sync", "-f", lock)
 	return first, base, dir, lock
 }
+
+// TestReinstallNotOffered: a reinstall of a version the repository no longer offers is
+// refused naming the repository and, where the cache still holds the archive installed,
+// saying so, with the advice to reinstall it from there offline, which works though the
+// repository is still in effect; without the archive, the advice is another repository.
+// The refusal said only "package not found".
+func TestReinstallNotOffered(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	e := newEnv(t, base, dir)
+	e.ok("install", "lib")
+	e.ok("repo", "remove", dir, "lib=1.0")
+	addPackage(t, dir, "lib", "2.0")
+	_, stderr, code := e.pkg("install", "--reinstall", "lib")
+	if code != 1 || !strings.Contains(stderr, "pkg: reinstall lib 1.0: repository file://"+dir+"/ does not offer it") || !strings.Contains(stderr, "the cache still holds the archive installed") ||
+		!strings.Contains(stderr, "pkg: hint: 'pkg --offline install --reinstall lib' reinstalls it from the cache") || !strings.Contains(stderr, "'pkg upgrade lib'") {
+		t.Fatalf("reinstall of a version no longer offered: exit %d\n%s", code, stderr)
+	}
+	os.Remove(filepath.Join(e.root, "pkgs", "lib", "bin", "lib"))
+	if out, stderr := e.ok("--offline", "install", "--reinstall", "lib"); !strings.Contains(out, "reinstalled lib 1.0") {
+		t.Errorf("offline reinstall from the cache: %q %q", out, stderr)
+	}
+	e.ok("verify")
+
+	e.ok("cache", "clean")
+	if _, stderr, code := e.pkg("install", "--reinstall", "lib"); code != 1 || strings.Contains(stderr, "cache") ||
+		!strings.Contains(stderr, "pkg: hint: give a repository that still offers it") {
+		t.Errorf("reinstall of a version no longer offered nor cached: exit %d\n%s", code, stderr)
+	}
+}
