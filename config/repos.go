@@ -120,14 +120,18 @@ func SplitRepo(s string) (name, location string) {
 	return name, location
 }
 
-// LockRepos returns the repositories the lockfile l at path records, by name and URL.
+// LockRepos returns the repositories the lockfile l at path records, by name and URL; a
+// lock of one names its repository only where the user named it (repo.Lock.Name).
 func LockRepos(l *repo.Lock, path string) []Repo {
 	var rs []Repo
 	for _, r := range l.Repos {
 		rs = append(rs, Repo{Name: r.Name, URLs: []string{r.URL}, File: "lockfile " + path, Naming: ByLock})
 	}
 	if len(rs) == 0 {
-		rs = []Repo{{URLs: []string{l.Repo}, File: "lockfile " + path}}
+		rs = []Repo{{Name: l.Name, URLs: []string{l.Repo}, File: "lockfile " + path}}
+		if l.Name != "" {
+			rs[0].Naming = ByLock
+		}
 	}
 	return rs
 }

@@ -42,6 +42,7 @@ const maxLockSize = 16 << 20 // 16 MiB
 // and Order returns that order: it is read, not changed.
 type Lock struct {
 	Repo      string        // the repository resolved against, as an absolute URL; of several, the first
+	Name      string        // of a lock of one repository, the name the configuration or the command line gave it; "" where pkg named it
 	Index     *LockIndex    // the signed index of Repo resolved, when a trusted key verified it
 	Repos     []LockRepo    // of several repositories, each, highest priority first (Repo and Index the first's); else none
 	Platforms []string      // the platforms resolved for, sorted; none: any, the index naming none
@@ -73,7 +74,7 @@ type LockRepo struct {
 // repository has it under every name.
 func (l *Lock) Of(name string) (LockRepo, bool) {
 	if len(l.Repos) == 0 {
-		return LockRepo{URL: l.Repo, Index: l.Index}, true
+		return LockRepo{Name: l.Name, URL: l.Repo, Index: l.Index}, true
 	}
 	i := slices.IndexFunc(l.Repos, func(r LockRepo) bool { return r.Name == name })
 	if i < 0 {
@@ -87,6 +88,7 @@ func (l *Lock) Of(name string) (LockRepo, bool) {
 type lockFile struct {
 	Lockfile  int         `json:"lockfile"`
 	Repo      string      `json:"repo"`
+	Name      string      `json:"name,omitempty"`
 	Inputs    string      `json:"inputs"`
 	Locked    string      `json:"locked"` // digest of the packages
 	Index     *LockIndex  `json:"index,omitempty"`
@@ -486,8 +488,11 @@ func (l *Lock) encode(w io.Writer) error {
 		lf.Packages = append(lf.Packages, entryOf(p))
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\n  \"lockfile\": %d,\n  \"repo\": %s,\n  \"inputs\": %s,\n  \"locked\": %s,\n", lf.Lockfile,
-		jsonText(lf.Repo), jsonText(lf.Inputs), jsonText(lf.Locked))
+	fmt.Fprintf(&b, "{\n  \"lockfile\": %d,\n  \"repo\": %s,\n", lf.Lockfile, jsonText(lf.Repo))
+	if l.Name != "" {
+		fmt.Fprintf(&b, "  \"name\": %s,\n", jsonText(l.Name))
+	}
+	fmt.Fprintf(&b, "  \"inputs\": %s,\n  \"locked\": %s,\n", jsonText(lf.Inputs), jsonText(lf.Locked))
 	if l.Index != nil {
 		fmt.Fprintf(&b, "  \"index\": %s,\n", jsonText(l.Index))
 	}
@@ -654,7 +659,7 @@ func parseLock(data []byte) (*Lock, error) {
 	if lf.Lockfile != lockFormat {
 		return nil, &FormatError{Format: lf.Lockfile, Newest: lockFormat}
 	}
-	l := &Lock{Repo: lf.Repo, Index: lf.Index, Repos: lf.Repos, Platforms: lf.Platforms}
+	l := &Lock{Repo: lf.Repo, Name: lf.Name, Index: lf.Index, Repos: lf.Repos, Platforms: lf.Platforms}
 	if !validLockURL(strings.TrimSuffix(l.Repo, "/")) {
 		return nil, fmt.Errorf("repo %q is not an absolute http, https, oci or file URL", l.Repo)
 	}
@@ -726,14 +731,18 @@ func checkLockIndex(x *LockIndex) error {
 // what a lockfile says verified its index is printed where it is refused (pin.LockSignedError).
 func notKeyID(s string) bool { return len(s) != 16 || strings.Trim(s, "0123456789abcdef") != "" }
 
-// checkLockRepos checks the repos of l: none (a lock of one repository), or two or more,
-// each named once, the first being l's repo and index.
+// checkLockRepos checks the repos of l: none (a lock of one repository, whose name, if
+// any, is valid), or two or more, each named once, the first being l's repo and index.
 func checkLockRepos(l *Lock) error {
 	switch {
 	case len(l.Repos) == 1:
 		return errors.New("repos names one repository (a lock of one names none)")
+	case len(l.Repos) == 0 && l.Name != "" && !validRepoName(l.Name):
+		return fmt.Errorf("name: %v", badRepoName(l.Name))
 	case len(l.Repos) == 0:
 		return nil
+	case l.Name != "":
+		return errors.New("name is that of a lock of one repository (a lock of several names each of its repos)")
 	case l.Repos[0].URL != l.Repo || jsonText(l.Repos[0].Index) != jsonText(l.Index):
 		return errors.New("repo and index are not those of the first of its repos")
 	}

@@ -85,6 +85,30 @@ func TestLockRoundTrip(t *testing.T) {
 	}
 }
 
+// TestLockName round-trips the name of a lock of one repository, written after its URL,
+// and reads a lockfile without one, as older pkg wrote them, as naming none.
+func TestLockName(t *testing.T) {
+	l := testLock(t, lockIndex, "app")
+	unnamed := encodeLock(t, l)
+	l.Name = "private"
+	named := encodeLock(t, l)
+	if want := "\"repo\": \"" + testRepoURL + "\",\n  \"name\": \"private\",\n  \"inputs\""; !strings.Contains(named, want) {
+		t.Errorf("encode:\n%s\nwant %s in it", named, want)
+	}
+	for text, want := range map[string]string{named: "private", unnamed: ""} {
+		back, err := decodeLock([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Name != want {
+			t.Errorf("decodeLock: name %q, want %q", back.Name, want)
+		}
+		if r, _ := back.Of(""); r.Name != want {
+			t.Errorf("Of: name %q, want %q", r.Name, want)
+		}
+	}
+}
+
 func TestWriteReadLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pkg.lock")
 	l := testLock(t, lockIndex, "app")
@@ -297,6 +321,7 @@ func TestParseLockRefuses(t *testing.T) {
 		{"unsatisfied dependency", `"version":"1.5","url":"https://example.com/repo/lib-1.5.tar"`, `"version":"2.5","url":"https://example.com/repo/lib-2.5.tar"`, `no version of "lib" satisfies lib>=1,<2 (required by app 1.0)`},
 		{"not required", libLine, libLine + `,{"name":"more","version":"1","url":"https://example.com/more-1.tar","size":0,"sha256":"` + testSum + `"}`, "more 1 is locked but not required"},
 		{"not json", `"lockfile": 1,`, `"lockfile": 1`, "invalid character"},
+		{"bad repository name", `"inputs": `, `"name": "_private", "inputs": `, `name: bad repository name "_private"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -128,7 +128,8 @@ func (s *Session) Fetch(ctx context.Context, reqs []repo.Requirement) error {
 }
 
 // Lock returns the lockfile of r's requirements for r's platforms, resolved against the
-// indexes in effect, r.Lock being the one at r.LockPath it replaces, if any (txn.Lock).
+// indexes in effect, r.Lock being the one at r.LockPath it replaces, if any (txn.Lock). A
+// lock of one repository the user named records its name (repo.Lock.Name).
 func (s *Session) Lock(ctx context.Context, r Request) (*repo.Lock, error) {
 	if r.LockRepos && r.Lock != nil {
 		s.useLock(r.Lock, r.LockPath)
@@ -138,7 +139,13 @@ func (s *Session) Lock(ctx context.Context, r Request) (*repo.Lock, error) {
 		return nil, err
 	}
 	l, err := txn.Lock(r.Lock, ix, r.Requires, r.LockPath, r.Platforms)
-	return l, s.ofCopy(err)
+	if err != nil {
+		return nil, s.ofCopy(err)
+	}
+	if rs, err := s.Repositories(); err == nil && len(l.Repos) == 0 && len(rs) == 1 && rs[0].Naming != config.ByLocation {
+		l.Name = ix.Name // a sync takes the configured repository of that name, with its credentials and keys
+	}
+	return l, nil
 }
 
 // offlineCopyError refuses, offline, an index older than a lockfile's: the cache's copy is

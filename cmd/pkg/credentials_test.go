@@ -268,3 +268,39 @@ func TestRepoAddURLCredentials(t *testing.T) {
 	e.checkInstalled("install of the archive by its URL", "tool 1.0")
 	noSecret(t, []string{"alice", "s3cretPW", "wrongPW2"}, []string{dir, e.cache}, out, stderr, o2, e2)
 }
+
+// TestLockConfiguredRepo locks from a configured repository that requires credentials,
+// given by its variables, then syncs a new root after the configuration moved it to
+// another server: the lockfile names the repository, so the sync takes the configured
+// one, its location and its credential, not the location the lockfile recorded.
+func TestLockConfiguredRepo(t *testing.T) {
+	t.Setenv("NETRC", filepath.Join(t.TempDir(), "none"))
+	const token = "tok-3f9a2c41e7"
+	was, now := newAuthRepo(t, "Bearer "+token), newAuthRepo(t, "Bearer "+token)
+	userConfig(t, "[repo.private]\nurls = [\""+was.url+"\"]\n")
+	t.Setenv("PKG_REPO_PRIVATE_TOKEN", token)
+	base := t.TempDir()
+	lock := filepath.Join(base, "pkg.lock")
+	pkg := func(dir string, args ...string) {
+		t.Helper()
+		var out, stderr bytes.Buffer
+		full := append([]string{"pkg", "--root", filepath.Join(base, dir, "root"), "--cache", filepath.Join(base, dir, "cache")}, args...)
+		if code := run(full, &out, &stderr); code != 0 {
+			t.Fatalf("pkg %v: exit %d\n%s%s", args, code, out.String(), stderr.String())
+		}
+	}
+	pkg("a", "lock", "-o", lock, "hello")
+	if data, err := os.ReadFile(lock); err != nil || !strings.Contains(string(data), "\"name\": \"private\",\n") {
+		t.Fatalf("lockfile names no repository private: %v\n%s", err, data)
+	}
+
+	userConfig(t, "[repo.private]\nurls = [\""+now.url+"\"]\n")
+	pkg("b", "sync", "-f", lock)
+	if was.bad != 0 || now.good == 0 || now.bad != 0 {
+		t.Errorf("requests with and without the credential: %d and %d to the old location, %d and %d to the configured one",
+			was.good, was.bad, now.good, now.bad)
+	}
+	if _, err := os.Stat(filepath.Join(base, "b", "root", "bin", "hello")); err != nil {
+		t.Error(err)
+	}
+}
