@@ -513,6 +513,24 @@ func (c *Cache) cached(p repo.Package) (bool, error) {
 	return true, nil
 }
 
+// CheckSize returns a *SizeError where the cache c holds p's entry and its archive is not
+// of the size p declares, as a use of the entry would refuse it; nil where it holds none,
+// or one that records no size. It reads the entry's index header alone, and changes nothing.
+func CheckSize(c *Cache, p repo.Package) error {
+	if p.Size == 0 {
+		return nil
+	}
+	ix, err := openEntryIndex(c.tars, idxName(p.SHA256))
+	if err != nil {
+		return nil // no entry, or one a use finds damaged and fetches again
+	}
+	defer ix.f.Close()
+	if ix.err == nil && ix.size != 0 && ix.size != p.Size {
+		return &SizeError{Name: p.Name, Version: p.Version, Declared: p.Size, Size: ix.size}
+	}
+	return nil
+}
+
 // useResolution is how precisely an entry's last use is kept: within it, a use writes
 // nothing, so that a command run in a loop does not dirty the tar's inode each time.
 // Limits are days and orders, not minutes.

@@ -253,12 +253,10 @@ func (s *Session) checkDry(p *txn.Plan, cache *fetch.Cache) error {
 }
 
 // checkIn refuses the plan p of a dry run as the change would in root, read without its
-// lock (nil: none yet), and, offline, one that needs what cache (nil: none) lacks.
+// lock (nil: none yet), and as its use of cache (nil: none) would: an entry of another size
+// than declared, and, offline, an archive the cache lacks.
 func (s *Session) checkIn(p *txn.Plan, root *install.Root, cache *fetch.Cache) error {
-	if !s.Offline {
-		cache = nil
-	}
-	return p.Check(root, cache)
+	return p.Check(root, cache, s.Offline)
 }
 
 // removal is Plan of a remove or an autoremove.

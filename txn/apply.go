@@ -309,14 +309,26 @@ func (p *Plan) stage(ctx context.Context, root *install.Root, f *Fetcher) ([]*in
 // Check refuses the plan where the commit would, on what the index, the root's records and
 // its directories say alone (install.Root.Check): a dry run checks it so that it says what
 // the change would do, and Apply checks it before it downloads anything. A nil root is one
-// where nothing is installed yet (install.CheckChange). offline, if not nil, is the cache
-// of an offline change: the plan is refused unless it holds every archive the plan
-// installs (*NotCachedError), as Apply refuses it before it fetches.
-func (p *Plan) Check(root *install.Root, offline *fetch.Cache) error {
-	if err := p.check(root); err != nil || offline == nil {
+// where nothing is installed yet (install.CheckChange). cache, if not nil, is the cache the
+// change takes its archives from: offline, the plan is refused unless it holds every
+// archive the plan installs (*NotCachedError), as Apply refuses it before it fetches; and
+// an entry it holds of another size than the plan declares is refused (*fetch.SizeError),
+// as its use would refuse it.
+func (p *Plan) Check(root *install.Root, cache *fetch.Cache, offline bool) error {
+	if err := p.check(root); err != nil || cache == nil {
 		return err
 	}
-	return checkCached(offline, p.install, p.locked)
+	if offline {
+		if err := checkCached(cache, p.install, p.locked); err != nil {
+			return err
+		}
+	}
+	for _, pk := range p.install {
+		if err := fetch.CheckSize(cache, pk); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // check is Check of the change alone; of a removal refused as others depend on what it

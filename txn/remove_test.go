@@ -86,7 +86,7 @@ func TestRemoveDepended(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = p.Check(root, nil)
+		err = p.Check(root, nil, false)
 		var de *install.DependentsError
 		if !errors.As(err, &de) || !errors.Is(err, install.ErrDependency) || de.Removed.Key() != "lib" || !slices.Equal(keys(de.By), []string{"app"}) || de.Asked != asked {
 			t.Errorf("remove lib under app, lib asked for %v: %v (%+v); want an *install.DependentsError of lib, by app, asked for %v", asked, err, de, asked)

@@ -923,6 +923,14 @@ func TestSyncWrongSize(t *testing.T) {
 			t.Errorf("cached after the refused sync, cached %v: %q, want %q", warm, got, cached)
 		}
 	}
+	// With the archive in the cache, a dry run refuses it as the sync does, online and
+	// offline; it cannot know the size of one it does not fetch.
+	refused := fmt.Sprintf("pkg: fetch tool 1.0: its archive is %d bytes, not the %d declared", tool.Size, tool.Size-1)
+	for _, args := range [][]string{{"sync", "--dry-run", "-f", bad}, {"--offline", "sync", "--dry-run", "-f", bad}} {
+		if _, stderr, code := e.pkg(args...); code != 1 || !strings.Contains(stderr, refused) || !strings.Contains(stderr, "hint: "+bad+" declares that size") {
+			t.Errorf("%s: exit %d, %q; want %q and the hint that %s declares it", strings.Join(args, " "), code, stderr, refused, bad)
+		}
+	}
 }
 
 // TestReinstallTakesEntry reinstalls a package whose index entry was republished, same
