@@ -248,6 +248,8 @@ func (s *Source) offlineIndex(saved *savedIndex, err error, path string, known [
 	switch {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, trust.Result{}, err
+	case saved == nil && s.t.checkRepository() != nil:
+		return nil, trust.Result{}, s.t.checkRepository() // no copy to go online for: the repository is not there
 	case saved == nil:
 		return nil, trust.Result{}, &offlineError{fmt.Sprintf("no saved index of %s (it is saved when pkg reads the repository online)", s)}
 	}

@@ -1000,7 +1000,10 @@ func TestSyncRepoGone(t *testing.T) {
 	if err := os.Rename(dir, moved); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"sync", "-f", lock}, {"sync", "--frozen", "-f", lock}} {
+	// Offline, with no copy of its index in the cache, --frozen is refused the same way:
+	// going online would not find the repository either.
+	fresh := filepath.Join(t.TempDir(), "cache")
+	for _, args := range [][]string{{"--offline", "--cache", fresh, "sync", "--frozen", "-f", lock}, {"sync", "-f", lock}, {"sync", "--frozen", "-f", lock}} {
 		var stderr bytes.Buffer // neither --repo nor PKG_REPO
 		code := run(append([]string{"pkg", "--root", e.root, "--cache", e.cache}, args...), io.Discard, &stderr)
 		for _, want := range []string{
@@ -1012,8 +1015,11 @@ func TestSyncRepoGone(t *testing.T) {
 				t.Errorf("%v with the repository gone: exit %d, %s\nwant %s", args, code, stderr.String(), want)
 			}
 		}
-		if strings.Contains(stderr.String(), "check --repo") {
-			t.Errorf("%v with no --repo given: %s\nwant no advice on --repo as given", args, stderr.String())
+		if strings.Contains(stderr.String(), "check --repo") || strings.Contains(stderr.String(), "online") {
+			t.Errorf("%v with no --repo given: %s\nwant no advice on --repo as given, nor on going online", args, stderr.String())
+		}
+		if args[0] == "--offline" {
+			continue
 		}
 		e.repo = "tmprepo=" + moved
 		e.ok(args...)
