@@ -32,28 +32,30 @@ func Path(path string) error {
 // before the rename the temporary file goes and name is as it was; after it (dir's
 // fsync), name is the new file, perhaps not durable.
 func WriteFile(dir, name, pattern string, write func(io.Writer) error) error {
-	return writeFile(dir, name, pattern, 0o644, -1, write)
+	return writeFile(dir, name, pattern, 0o644, -1, -1, write)
 }
 
-// ReplaceFile is WriteFile of a file whose permissions and group, where it is a regular
-// file, the new one keeps, as an editor keeps them (a lockfile its owner made 0600 stays
-// so, one made 0664 for a group stays the group's); a new file is made 0644. Where the
-// writer may not give the new file that group (chown(2): it is not a member), the group's
-// permissions are the others': the writer's own group gets no more than anyone.
+// ReplaceFile is WriteFile of a file whose permissions, owner and group, where it is a
+// regular file, the new one keeps, as an editor keeps them (a lockfile its owner made 0600
+// stays so, one made 0664 for a group stays the group's, a user's file rewritten by root
+// stays the user's); a new file is made 0644. Only root may give a file away (chown(2)):
+// another writer's new file is its own. Where the writer may not give it that group (it
+// is not a member), the group's permissions are the others': the writer's own group gets
+// no more than anyone.
 func ReplaceFile(dir, name, pattern string, write func(io.Writer) error) error {
-	mode, gid := fs.FileMode(0o644), -1
+	mode, uid, gid := fs.FileMode(0o644), -1, -1
 	if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			gid = int(st.Gid)
+			uid, gid = int(st.Uid), int(st.Gid)
 		}
 	}
-	return writeFile(dir, name, pattern, mode, gid, write)
+	return writeFile(dir, name, pattern, mode, uid, gid, write)
 }
 
-// writeFile is WriteFile of a file of the permissions mode and the group gid (-1: the
-// writer's).
-func writeFile(dir, name, pattern string, mode fs.FileMode, gid int, write func(io.Writer) error) (err error) {
+// writeFile is WriteFile of a file of the permissions mode, the owner uid and the group
+// gid (-1: the writer's).
+func writeFile(dir, name, pattern string, mode fs.FileMode, uid, gid int, write func(io.Writer) error) (err error) {
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return err
@@ -66,6 +68,11 @@ func writeFile(dir, name, pattern string, mode fs.FileMode, gid int, write func(
 	}()
 	if err = write(f); err != nil {
 		return err
+	}
+	if uid >= 0 && uid != os.Geteuid() {
+		if cerr := f.Chown(uid, -1); cerr != nil && !errors.Is(cerr, fs.ErrPermission) {
+			return cerr
+		}
 	}
 	if gid >= 0 {
 		if err = f.Chown(-1, gid); errors.Is(err, fs.ErrPermission) {

@@ -73,6 +73,34 @@ func TestReplaceFile(t *testing.T) {
 	}
 }
 
+// TestReplaceFileOwner replaces, as root, a user's file: it stays the user's, of their
+// group and mode, as after sudo pkg lock on a user's lockfile.
+func TestReplaceFileOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root gives a file away")
+	}
+	const nobody = 65534
+	dir := t.TempDir()
+	name := filepath.Join(dir, "pkg.lock")
+	err := os.WriteFile(name, []byte("old"), 0o600)
+	if err == nil {
+		err = errors.Join(os.Chown(name, nobody, nobody), os.Chmod(name, 0o640))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ReplaceFile(dir, "pkg.lock", ".pkg.lock.tmp-*", func(w io.Writer) error { _, err := w.Write([]byte("new")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != nobody || st.Gid != nobody || fi.Mode().Perm() != 0o640 {
+		t.Errorf("a file of nobody's, mode 0640, replaced by root: owner %d, group %d, mode %v; want nobody's, 0640", st.Uid, st.Gid, fi.Mode().Perm())
+	}
+}
+
 // TestReplaceFileGroup keeps the group of the file it replaces, one its writer is a
 // member of (root is of all), so that a lockfile a group shares stays theirs; where the
 // writer is not a member, the new file is of the writer's group with the others'
