@@ -536,19 +536,38 @@ func jsonText(v any) string {
 }
 
 // WriteLock replaces the file at path with l, atomically and durably, keeping its
-// permissions and group (durable.ReplaceFile; a new one is made 0644). A path that is a
-// symlink (pkg.lock -> ci/pkg.lock) has the file it leads to replaced, as an editor
-// would, and stays a link.
+// permissions, owner and group (durable.ReplaceFile; a new one is made 0644). A file that
+// holds l already is left as it is: its inode, times and owner. A path that is a symlink
+// (pkg.lock -> ci/pkg.lock) has the file it leads to replaced, as an editor would, and
+// stays a link.
 func WriteLock(path string, l *Lock) error {
+	var b bytes.Buffer
 	path, err := lockTarget(path)
 	if err == nil {
+		err = l.encode(&b)
+	}
+	if err == nil && !fileHolds(path, b.Bytes()) {
 		base := filepath.Base(path)
-		err = durable.ReplaceFile(filepath.Dir(path), base, "."+base+".tmp-*", l.encode)
+		err = durable.ReplaceFile(filepath.Dir(path), base, "."+base+".tmp-*", func(w io.Writer) error {
+			_, err := w.Write(b.Bytes())
+			return err
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("write lockfile: %w", err)
 	}
 	return nil
+}
+
+// fileHolds reports whether the regular file at path holds data, exactly.
+func fileHolds(path string, data []byte) bool {
+	f, err := regfile.Open(path, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	got, err := io.ReadAll(io.LimitReader(f, int64(len(data))+1))
+	return err == nil && bytes.Equal(got, data)
 }
 
 // maxLinks bounds the symlinks lockTarget follows, as the kernel's limit (40,

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 const testRepoURL = "https://example.com/repo/"
@@ -120,6 +121,40 @@ func TestWriteReadLock(t *testing.T) {
 		t.Errorf("ReadLock = %+v, %v; want %+v, read from %s", got, err, l, path)
 	}
 	checkDir(t, filepath.Dir(path), "pkg.lock")
+}
+
+// TestWriteLockUnchanged writes a lockfile again as it is, which leaves the file alone (its
+// inode and mtime), then another, which replaces it.
+func TestWriteLockUnchanged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pkg.lock")
+	l := testLock(t, lockIndex, "app")
+	if err := WriteLock(path, l); err != nil {
+		t.Fatal(err)
+	}
+	then := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(path, then, then); err != nil {
+		t.Fatal(err)
+	}
+	stat := func() (uint64, time.Time) {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino, fi.ModTime()
+	}
+	ino, _ := stat()
+	if err := WriteLock(path, l); err != nil {
+		t.Fatal(err)
+	}
+	if gotIno, mtime := stat(); gotIno != ino || !mtime.Equal(then) {
+		t.Errorf("written again unchanged: inode %d, mtime %v; want %d, %v", gotIno, mtime, ino, then)
+	}
+	if err := WriteLock(path, testLock(t, lockIndex, "tool")); err != nil {
+		t.Fatal(err)
+	}
+	if gotIno, mtime := stat(); gotIno == ino || mtime.Equal(then) {
+		t.Errorf("written with another lock: inode %d, mtime %v; want it replaced", gotIno, mtime)
+	}
 }
 
 // TestWriteLockKeepsMode: a lockfile written again keeps the mode it was given, through a
