@@ -31,20 +31,22 @@ var ErrReadOnly = errors.New("install: root on a read-only filesystem")
 const lockRetry = 50 * time.Millisecond
 
 // openLock checks the root's layout under dir, creates it if needed, opens its directories
-// (openLayout) and its lock file, without locking it. It returns dir made absolute.
-func openLock(dir string) (string, parts, *os.File, error) {
+// (openLayout) and its lock file, without locking it. It returns dir made absolute, and
+// what it made of the root (missing).
+func openLock(dir string) (string, parts, *os.File, made, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return "", parts{}, nil, err
+		return "", parts{}, nil, made{}, err
 	}
+	m := missing(dir)
 	if err := os.MkdirAll(dir, 0o755); errors.Is(err, syscall.EROFS) {
-		return "", parts{}, nil, readOnlyError(dir, err)
+		return "", parts{}, nil, m, readOnlyError(dir, err)
 	} else if err != nil {
-		return "", parts{}, nil, fmt.Errorf("create root: %w", err)
+		return "", parts{}, nil, m, fmt.Errorf("create root: %w", err)
 	}
 	fds, err := openLayout(dir, true)
 	if err != nil {
-		return "", fds, nil, err
+		return "", fds, nil, m, err
 	}
 	path := filepath.Join(dir, ".pkg", "lock")
 	fd, err := unix.Openat(fds[meta], "lock", unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
@@ -53,12 +55,24 @@ func openLock(dir string) (string, parts, *os.File, error) {
 		err = &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	if err := refusal(dir, err); err != nil {
-		return "", fds, nil, err
+		return "", fds, nil, m, err
 	}
 	if err != nil {
-		return "", fds, nil, fmt.Errorf("open the lock of root %s: %w", dir, err)
+		return "", fds, nil, m, fmt.Errorf("open the lock of root %s: %w", dir, err)
 	}
-	return dir, fds, os.NewFile(uintptr(fd), path), nil
+	return dir, fds, os.NewFile(uintptr(fd), path), m, nil
+}
+
+// stillLinked reports whether the lock f, taken, is still the file at its path: a first
+// command that failed takes the root it made away (Root.unmake), its lock with it, and a
+// command that waited for that lock must open the root again.
+func stillLinked(f *os.File) bool {
+	var held, now unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &held) != nil {
+		return true // said by what the root's use meets
+	}
+	err := unix.Fstatat(unix.AT_FDCWD, f.Name(), &now, unix.AT_SYMLINK_NOFOLLOW)
+	return err == nil && now.Dev == held.Dev && now.Ino == held.Ino || err != nil && err != unix.ENOENT
 }
 
 // refusal returns the error Open returns for err, met opening or making what the

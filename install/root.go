@@ -57,6 +57,7 @@ type Root struct {
 	links   error                // a *LinksError: bin/ could not be synced at Open
 	left    error                // what Open could not delete of what commands cut short left
 	found   notice.RootRecovered // what Open undid or deleted of what commands cut short left, said by Notes
+	made    made                 // what Open made of the root, which Abandon takes away again
 
 	salvaged   []Salvage                   // what the last Apply kept of the trees it replaced or removed
 	unlinked   *LinksError                 // the roll-forward of the last change that Open or Apply could not finish (Prefix)
@@ -96,17 +97,23 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 // lockRoot opens the root at dir (openLock) and takes its lock, waiting until ctx is done,
 // for Open and Rebuild, which open its database next. ctx becomes its Options.Context.
 func lockRoot(ctx context.Context, dir string, o Options) (*Root, error) {
-	dir, fds, lock, err := openLock(dir)
-	if err != nil {
-		return nil, err
-	}
 	o.Context = ctx
-	if err := waitLock(ctx, lock, dir, o); err != nil { // not held: the holder's line is another's
-		lock.Close()
+	for {
+		abs, fds, lock, m, err := openLock(dir)
+		if err != nil {
+			return nil, err
+		}
+		if err := waitLock(ctx, lock, abs, o); err != nil { // not held: the holder's line is another's
+			lock.Close()
+			fds.close()
+			return nil, err
+		}
+		if stillLinked(lock) {
+			return &Root{dir: abs, fd: fds, lock: lock, o: o, umask: umask(), made: m}, nil
+		}
+		lock.Close() // its holder took the root away, having made it: make it anew
 		fds.close()
-		return nil, err
 	}
-	return &Root{dir: dir, fd: fds, lock: lock, o: o, umask: umask()}, nil
 }
 
 // openDB opens the root's database, reached through r.metaDir, a descriptor of .pkg it
@@ -294,9 +301,10 @@ func (r *Root) Close() error {
 // Links returns the error that kept Open from making bin/ agree with the database, or nil.
 func (r *Root) Links() error { return r.links }
 
-// Abandon closes r after a command that failed. If Open created the root's database and
-// nothing was installed since, it removes the database first, so that a first install
-// that failed leaves no root: the directory again holds none (Exists).
+// Abandon closes r after a command that failed, or a change not made. If Open created the
+// root's database and nothing was installed since, it removes the database first, and
+// what Open made of the root (unmake), so that a first install that failed leaves the
+// directory as it was: none where there was none.
 func (r *Root) Abandon() error {
 	if r.db.Created() {
 		ps, err := r.db.List()
@@ -306,6 +314,7 @@ func (r *Root) Abandon() error {
 			unix.Unlinkat(r.fd[meta], "db", 0)
 			unix.Unlinkat(r.fd[meta], "db.sum", 0)
 			r.removeTree(place{meta, intentNames})
+			r.unmake()
 		}
 	}
 	return r.Close()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -134,7 +135,12 @@ type state struct {
 
 func stateOf(t *testing.T, o session.Options) state {
 	t.Helper()
-	st := state{root: testfs.Tree(t, o.Root, ".pkg/db", ".pkg/db.sum", ".pkg/lock"), cache: testfs.Tree(t, o.Cache)}
+	st := state{cache: testfs.Tree(t, o.Cache)}
+	if _, err := os.Lstat(o.Root); err == nil { // a failed first change leaves none
+		st.root = testfs.Tree(t, o.Root, ".pkg/db", ".pkg/db.sum", ".pkg/lock")
+	} else if !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
 	err := install.View(o.Root, install.Options{}, nil, func(d *db.DB) error {
 		ins, err := d.Intents()
 		if err != nil {

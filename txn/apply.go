@@ -81,15 +81,16 @@ var errNoFetcher = errors.New("txn: plan installs packages and has no fetcher")
 // Bind makes t where p is applied; p owns t.Root from then on.
 func (p *Plan) Bind(t Target) { p.target = &t }
 
-// Close gives up the root p holds, unchanged, for a plan not applied. It may be called
-// more than once, and after Apply.
+// Close gives up the root p holds, unchanged, for a plan not applied: a root its Open
+// made is taken away again (install.Root.Abandon). It may be called more than once, and
+// after Apply.
 func (p *Plan) Close() error {
 	if p.target == nil {
 		return nil
 	}
 	t := p.target
 	p.target = nil
-	return t.Root.Close()
+	return t.Root.Abandon()
 }
 
 // Apply makes the change p plans in the root it holds (Bind), which must be locked as it

@@ -7,15 +7,27 @@ import (
 	"testing"
 )
 
-// TestFailedFirstInstall checks that a first install that fails leaves no root behind:
-// list says there is none, and commands that need one refuse the directory.
+// TestFailedFirstInstall checks that a first install that fails leaves no root behind,
+// nor the directories above it that it made: list says there is none, and commands that
+// need one refuse the directory. Into a directory there before, it leaves it as it was.
 func TestFailedFirstInstall(t *testing.T) {
-	e := newEnv(t, t.TempDir(), demoRepo)
+	base := t.TempDir()
+	e := newEnv(t, base, demoRepo)
+	e.root = filepath.Join(base, "new", "root")
 	if _, stderr, code := e.pkg("install", "nosuch"); code != 1 || !strings.Contains(stderr, "nosuch") {
 		t.Fatalf("install nosuch: exit %d, %q", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(e.root, ".pkg", "db")); !os.IsNotExist(err) {
-		t.Errorf("database after a failed first install: %v", err)
+	if _, err := os.Lstat(filepath.Join(base, "new")); !os.IsNotExist(err) {
+		t.Errorf("the root's parent after a failed first install: %v", err)
+	}
+	if err := os.MkdirAll(e.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := e.pkg("install", "nosuch"); code != 1 || !strings.Contains(stderr, "nosuch") {
+		t.Fatalf("install nosuch: exit %d, %q", code, stderr)
+	}
+	if names, err := os.ReadDir(e.root); err != nil || len(names) != 0 {
+		t.Errorf("an empty root after a failed first install: %v, %v", names, err)
 	}
 	if _, stderr := e.ok("list"); !strings.Contains(stderr, "nothing is installed: no root at "+e.root) {
 		t.Errorf("list after a failed first install: %q", stderr)
@@ -30,8 +42,8 @@ func TestFailedFirstInstall(t *testing.T) {
 }
 
 // TestFailedFirstSync syncs a lockfile whose archive the repository no longer has: the
-// error names it and the hint says what to do; the failed first sync leaves no root, and
-// repo forget makes none.
+// error names it and the hint says what to do; the failed first sync leaves no root
+// directory, and repo forget makes none.
 func TestFailedFirstSync(t *testing.T) {
 	base := t.TempDir()
 	dir := syncRepo(t)
@@ -46,9 +58,12 @@ func TestFailedFirstSync(t *testing.T) {
 		!strings.Contains(stderr, "pkg: hint: the repository does not have the archive its index or the lockfile names") {
 		t.Fatalf("sync with tool's archive gone: exit %d, %q", code, stderr)
 	}
+	if _, err := os.Lstat(e.root); !os.IsNotExist(err) {
+		t.Errorf("root after a failed first sync: %v", err)
+	}
 	e.ok("repo", "forget")
-	if _, err := os.Stat(filepath.Join(e.root, ".pkg", "db")); !os.IsNotExist(err) {
-		t.Errorf("database after a failed first sync and repo forget: %v", err)
+	if _, err := os.Lstat(e.root); !os.IsNotExist(err) {
+		t.Errorf("root after a failed first sync and repo forget: %v", err)
 	}
 }
 

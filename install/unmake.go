@@ -1,0 +1,97 @@
+package install
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// made is what Open made of a root: the directories its path lacked (MkdirAll's), the
+// root first, and the directories of the layout that were not there.
+type made struct {
+	dirs  []string
+	parts []part // of meta, pkgs and bin
+}
+
+// missing returns what Open would make of the root at dir, the absolute path of a
+// directory or of none yet.
+func missing(dir string) made {
+	var m made
+	for p := dir; p != filepath.Dir(p); p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		m.dirs = append(m.dirs, p)
+	}
+	for _, p := range []part{meta, pkgs, bin} {
+		if _, err := os.Lstat(filepath.Join(dir, partRel(p))); errors.Is(err, fs.ErrNotExist) {
+			m.parts = append(m.parts, p)
+		}
+	}
+	return m
+}
+
+// unmake takes away, best effort, what Open made of the root r holds locked and empty (no
+// database): bin/ and pkgs/ where empty; .pkg where it holds no more than Open made, the
+// lock, staging and trash, all empty, first renamed away so that a command waiting for the
+// lock finds it gone from its path and opens the root anew (lockRoot), and one coming
+// after makes its own; then the directories of the root's path it made, while empty.
+// rmdir(2) removes no directory another command has put anything in since.
+func (r *Root) unmake() {
+	for _, p := range []part{bin, pkgs} {
+		if slices.Contains(r.made.parts, p) {
+			unix.Unlinkat(r.fd[top], partRel(p), unix.AT_REMOVEDIR)
+		}
+	}
+	if slices.Contains(r.made.parts, meta) && r.onlyMade() {
+		gone := ".pkg.gone-" + strconv.Itoa(os.Getpid())
+		if unix.Renameat(r.fd[top], ".pkg", r.fd[top], gone) == nil {
+			unix.Unlinkat(r.fd[meta], "staging", unix.AT_REMOVEDIR)
+			unix.Unlinkat(r.fd[meta], "trash", unix.AT_REMOVEDIR)
+			unix.Unlinkat(r.fd[meta], "lock", 0)
+			unix.Unlinkat(r.fd[top], gone, unix.AT_REMOVEDIR)
+		}
+	}
+	for _, d := range r.made.dirs {
+		if unix.Rmdir(d) != nil {
+			return
+		}
+	}
+}
+
+// onlyMade reports whether .pkg holds its lock and its staging and trash directories,
+// empty, and nothing else.
+func (r *Root) onlyMade() bool {
+	names, err := namesAt(r.fd[meta], ".")
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		switch n {
+		case "lock":
+		case "staging", "trash":
+			if inside, err := namesAt(r.fd[meta], n); err != nil || len(inside) > 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// namesAt returns the names in the directory name beneath the descriptor dir.
+func namesAt(dir int, name string) ([]string, error) {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	return f.Readdirnames(-1)
+}

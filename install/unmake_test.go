@@ -1,0 +1,89 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestAbandonUnmakes opens a root at a path none of whose last two directories exist, and
+// abandons it with a command waiting for its lock: the path is gone again, and the waiting
+// command, its lock found gone from its path, opens a root made anew, whose lock is the
+// file at its path.
+func TestAbandonUnmakes(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "new", "root")
+	first, err := Open(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan struct{})
+	opened := make(chan error, 1)
+	var second *Root
+	go func() {
+		var err error
+		second, err = Open(context.Background(), dir, Options{Waiting: func(string) { close(waiting) }})
+		opened <- err
+	}()
+	<-waiting
+	if err := first.Abandon(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if !stillLinked(second.lock) {
+		t.Error("the waiting command holds a lock that is not its root's")
+	}
+	for _, rel := range []string{".pkg/staging", ".pkg/trash", "pkgs", "bin"} {
+		if fi, err := os.Stat(filepath.Join(dir, rel)); err != nil || !fi.IsDir() {
+			t.Errorf("%s of the root opened anew: %v", rel, err)
+		}
+	}
+	if err := second.Abandon(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "new")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the root's parent after both abandoned it: %v", err)
+	}
+}
+
+// TestAbandonKeeps abandons roots Open made nothing of, or that hold what it did not
+// make: what was there stays.
+func TestAbandonKeeps(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "root")
+	r, err := Open(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // a root made by a command that did not fail
+	if r, err = Open(context.Background(), dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Abandon(); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{".pkg/lock", "pkgs", "bin"} {
+		if _, err := os.Lstat(filepath.Join(dir, rel)); err != nil {
+			t.Errorf("%s of a root there before: %v", rel, err)
+		}
+	}
+
+	other := filepath.Join(t.TempDir(), "root")
+	if r, err = Open(context.Background(), other, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	keys := filepath.Join(other, ".pkg", "trusted-keys")
+	if err := os.WriteFile(keys, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Abandon(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(keys); err != nil {
+		t.Errorf("a file put in .pkg of a root abandoned: %v", err)
+	}
+}
