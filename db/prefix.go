@@ -171,6 +171,7 @@ type Fold struct {
 type OldTree struct {
 	Name    string   `json:"name"` // its key (Record.Key)
 	Version string   `json:"version"`
+	Kind    string   `json:"kind,omitempty"` // its record's Kind
 	Tree    string   `json:"tree"`           // relative to the root: in .pkg/staging or .pkg/trash; "": none (a repair's package whose tree was gone)
 	Into    string   `json:"into,omitempty"` // its record's Into
 	Files   []string `json:"files"`          // its members' paths, relative to the tree

@@ -53,7 +53,7 @@ func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string,
 			for _, e := range fileEntries(oldRecs[i].Into, files[i]) {
 				keys = append(keys, e.path)
 			}
-			olds = append(olds, db.OldTree{Name: oldRecs[i].Key(), Version: oldRecs[i].Version, Into: oldRecs[i].Into, Files: oldPaths(files[i])})
+			olds = append(olds, db.OldTree{Name: oldRecs[i].Key(), Version: oldRecs[i].Version, Kind: oldRecs[i].Kind, Into: oldRecs[i].Into, Files: oldPaths(files[i])})
 		}
 	}
 	for _, s := range staged {

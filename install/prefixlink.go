@@ -794,16 +794,15 @@ func (rf *roll) salvage(name string) (*Salvage, error) {
 		return s, nil
 	}
 	r := rf.r
-	s := &Salvage{Name: name, Prefix: true}
+	s := &Salvage{Key: name, Prefix: true}
 	if rec := rf.recs[name]; rec != nil {
-		s.Version = rec.Version
+		s.Version, s.Kind = rec.Version, rec.Kind
 	}
 	for _, o := range rf.olds {
 		if o.Name == name {
-			s.Version, s.Gone = o.Version, o.Tree == ""
+			s.Version, s.Kind, s.Gone = o.Version, o.Kind, o.Tree == ""
 		}
 	}
-	s.Name = strings.TrimSuffix(name, "@"+s.Version) // an npm instance's key, NAME@VERSION, named as the others are
 	if err := r.makeSaved(); err != nil {
 		return nil, err
 	}

@@ -687,7 +687,7 @@ func leftBy(old *oldRecords, gone []Gone) []db.OldTree {
 		if !ok {
 			continue
 		}
-		t := db.OldTree{Name: key, Version: g.Version, Files: oldPaths(files)}
+		t := db.OldTree{Name: key, Version: g.Version, Kind: g.Kind, Files: oldPaths(files)}
 		if i := slices.IndexFunc(old.pkgs, func(p db.Record) bool { return p.Key() == key }); i >= 0 {
 			t.Into = old.pkgs[i].Into
 		}

@@ -27,11 +27,11 @@ import (
 // did not install, and the files whose data changed since it did, moved to Dir before the
 // tree was deleted; or the whole tree, when a part of it could not be read or moved.
 type Salvage struct {
-	Name, Version string
-	Dir           string   // where Paths are now, under <root>/.pkg/saved
-	Paths         []string // relative to the package's directory, as they were
-	Tree          string   // where the tree, or the rest of it, is kept, when pkg could not sort it out; or ""
-	Err           error    // why the tree could not be kept: it is left for the next start to keep
+	Key, Version, Kind string   // the package's instance key (repo.InstanceKey), version and kind
+	Dir                string   // where Paths are now, under <root>/.pkg/saved
+	Paths              []string // relative to the package's directory, as they were
+	Tree               string   // where the tree, or the rest of it, is kept, when pkg could not sort it out; or ""
+	Err                error    // why the tree could not be kept: it is left for the next start to keep
 	// Prefix: Paths are paths of the root's prefix, not of the package's directory, that
 	// held something of the user's where the package's files went or were.
 	Prefix bool
@@ -88,7 +88,7 @@ func (r *Root) findChanges(recs []db.Record, staged []*Staged, remove []string) 
 		if errors.Is(err, unix.ENOENT) {
 			continue // gone: nothing of the user's in it
 		}
-		sv := &salvage{r: r, rec: p, s: Salvage{Name: p.Name, Version: p.Version}}
+		sv := &salvage{r: r, rec: p, s: Salvage{Key: p.Key(), Version: p.Version, Kind: p.Kind}}
 		if err != nil {
 			sv.whole = true // a tree it cannot read, or a file or link of the user's in its place
 		} else {

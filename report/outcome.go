@@ -90,6 +90,7 @@ func commandText(ch txn.CommandChange) string {
 // directories left holding what no package has.
 func SalvageText(s install.Salvage, root string) []string {
 	var lines []string
+	pkg := instanceText(s.Kind, s.Key, s.Version)
 	list := func(ps []string) string {
 		l := strings.Join(ps[:min(len(ps), 5)], ", ")
 		if more := len(ps) - 5; more > 0 {
@@ -99,25 +100,25 @@ func SalvageText(s install.Salvage, root string) []string {
 	}
 	if s.Prefix {
 		if len(s.Paths) > 0 && s.Gone {
-			lines = append(lines, fmt.Sprintf("%s %s, whose tree is gone, left %s in the root that pkg cannot tell from yours: kept in %s: %s",
-				s.Name, s.Version, units.Count(len(s.Paths), "path"), s.Dir, list(s.Paths)))
+			lines = append(lines, fmt.Sprintf("%s, whose tree is gone, left %s in the root that pkg cannot tell from yours: kept in %s: %s",
+				pkg, units.Count(len(s.Paths), "path"), s.Dir, list(s.Paths)))
 		} else if len(s.Paths) > 0 {
-			lines = append(lines, fmt.Sprintf("the root held %s not pkg's where files of %s %s go or were: kept in %s: %s",
-				units.Count(len(s.Paths), "path"), s.Name, s.Version, s.Dir, list(s.Paths)))
+			lines = append(lines, fmt.Sprintf("the root held %s not pkg's where files of %s go or were: kept in %s: %s",
+				units.Count(len(s.Paths), "path"), pkg, s.Dir, list(s.Paths)))
 		}
 		if len(s.Left) > 0 {
 			dirs := "directories"
 			if len(s.Left) == 1 {
 				dirs = "directory"
 			}
-			lines = append(lines, fmt.Sprintf("%d %s of %s %s left in %s, holding what no package has: %s",
-				len(s.Left), dirs, s.Name, s.Version, root, list(s.Left)))
+			lines = append(lines, fmt.Sprintf("%d %s of %s left in %s, holding what no package has: %s",
+				len(s.Left), dirs, pkg, root, list(s.Left)))
 		}
 		return lines
 	}
 	if len(s.Paths) > 0 {
-		lines = append(lines, fmt.Sprintf("the directory of %s %s held %s that it did not install or that changed since: kept in %s: %s",
-			s.Name, s.Version, units.Count(len(s.Paths), "path"), s.Dir, list(s.Paths)))
+		lines = append(lines, fmt.Sprintf("the directory of %s held %s that it did not install or that changed since: kept in %s: %s",
+			pkg, units.Count(len(s.Paths), "path"), s.Dir, list(s.Paths)))
 	}
 	rest := "the directory"
 	if len(s.Paths) > 0 {
@@ -125,12 +126,21 @@ func SalvageText(s install.Salvage, root string) []string {
 	}
 	switch {
 	case s.Err != nil:
-		lines = append(lines, fmt.Sprintf("%s of %s %s held what pkg could not sort out, and could not be kept (%s): it stays under %s for the next pkg command to keep",
-			rest, s.Name, s.Version, s.Err, filepath.Join(root, ".pkg")))
+		lines = append(lines, fmt.Sprintf("%s of %s held what pkg could not sort out, and could not be kept (%s): it stays under %s for the next pkg command to keep",
+			rest, pkg, s.Err, filepath.Join(root, ".pkg")))
 	case s.Tree != "":
-		lines = append(lines, fmt.Sprintf("%s of %s %s held what pkg could not sort out (a part it could not read or move): kept whole in %s", rest, s.Name, s.Version, s.Tree))
+		lines = append(lines, fmt.Sprintf("%s of %s held what pkg could not sort out (a part it could not read or move): kept whole in %s", rest, pkg, s.Tree))
 	}
 	return lines
+}
+
+// instanceText says which installed package key (repo.InstanceKey) of kind at version
+// is: an npm instance's key, NAME@VERSION, holds its version; another's is its name.
+func instanceText(kind, key, version string) string {
+	if kind == repo.KindNPM {
+		return key
+	}
+	return key + " " + version
 }
 
 // TrustText says, a line each, the keys of sources with where each comes from, and the

@@ -59,17 +59,23 @@ func TestSalvageText(t *testing.T) {
 		s    install.Salvage
 		want []string
 	}{
-		{install.Salvage{Name: "t", Version: "1", Paths: paths[:1], Dir: "/r/.pkg/saved/t"},
+		{install.Salvage{Key: "t", Version: "1", Paths: paths[:1], Dir: "/r/.pkg/saved/t"},
 			[]string{"the directory of t 1 held 1 path that it did not install or that changed since: kept in /r/.pkg/saved/t: a"}},
-		{install.Salvage{Name: "t", Version: "1", Paths: paths, Dir: "/s", Tree: "/r/.pkg/saved/t-tree"}, []string{
+		{install.Salvage{Key: "t", Version: "1", Paths: paths, Dir: "/s", Tree: "/r/.pkg/saved/t-tree"}, []string{
 			"the directory of t 1 held 7 paths that it did not install or that changed since: kept in /s: a, b, c, d, e and 2 more",
 			"the rest of the directory of t 1 held what pkg could not sort out (a part it could not read or move): kept whole in /r/.pkg/saved/t-tree"}},
-		{install.Salvage{Name: "t", Version: "1", Err: errors.New("no space")}, []string{
+		{install.Salvage{Key: "t", Version: "1", Err: errors.New("no space")}, []string{
 			"the directory of t 1 held what pkg could not sort out, and could not be kept (no space): it stays under /r/.pkg for the next pkg command to keep"}},
-		{install.Salvage{Name: "t", Version: "1", Paths: paths[:2], Dir: "/r/.pkg/saved/t-1-root.1", Prefix: true}, []string{
+		{install.Salvage{Key: "t", Version: "1", Paths: paths[:2], Dir: "/r/.pkg/saved/t-1-root.1", Prefix: true}, []string{
 			"the root held 2 paths not pkg's where files of t 1 go or were: kept in /r/.pkg/saved/t-1-root.1: a, b"}},
-		{install.Salvage{Name: "t", Version: "1", Paths: paths[:1], Dir: "/r/.pkg/saved/t-1-root.1", Prefix: true, Gone: true}, []string{
+		{install.Salvage{Key: "t", Version: "1", Paths: paths[:1], Dir: "/r/.pkg/saved/t-1-root.1", Prefix: true, Gone: true}, []string{
 			"t 1, whose tree is gone, left 1 path in the root that pkg cannot tell from yours: kept in /r/.pkg/saved/t-1-root.1: a"}},
+		// An npm instance's key holds its version: it is said once.
+		{install.Salvage{Key: "ms@2.0.0", Version: "2.0.0", Kind: repo.KindNPM, Paths: paths[:1], Dir: "/r/.pkg/saved/ms-2.0.0.1"},
+			[]string{"the directory of ms@2.0.0 held 1 path that it did not install or that changed since: kept in /r/.pkg/saved/ms-2.0.0.1: a"}},
+		{install.Salvage{Key: "ms@2.0.0", Version: "2.0.0", Kind: repo.KindNPM, Paths: paths[:1], Dir: "/s", Prefix: true, Left: paths[1:2]}, []string{
+			"the root held 1 path not pkg's where files of ms@2.0.0 go or were: kept in /s: a",
+			"1 directory of ms@2.0.0 left in /r, holding what no package has: b"}},
 	} {
 		if got := SalvageText(tt.s, "/r"); !slices.Equal(got, tt.want) {
 			t.Errorf("SalvageText(%+v) =\n%q\nwant\n%q", tt.s, got, tt.want)

@@ -216,6 +216,36 @@ func TestNPMInstances(t *testing.T) {
 	checkDBEmpty(t, e.root)
 }
 
+// TestNPMSalvageNamesInstance: what a remove keeps of an npm instance, of its directory
+// and of the prefix, is said of the instance once, as NAME@VERSION, whose key holds the
+// version already.
+func TestNPMSalvageNamesInstance(t *testing.T) {
+	base := t.TempDir()
+	addNPM(t, base, "dep", "1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "dep")
+	link := filepath.Join(e.root, "lib/node_modules/dep")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(link, []byte("the user's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(e.root, "lib/node_modules/.pnpm/dep@1.0.0/node_modules/dep")
+	if err := os.WriteFile(filepath.Join(dir, "notes"), []byte("the user's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr := e.ok("remove", "dep")
+	for _, want := range []string{
+		"pkg: warning: the root held 1 path not pkg's where files of dep@1.0.0 go or were: kept in ",
+		"pkg: warning: the directory of dep@1.0.0 held 1 path that it did not install or that changed since: kept in ",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("remove dep: %q, want %q", stderr, want)
+		}
+	}
+}
+
 // TestNPMSyncConverges: a second sync of a lockfile of npm instances has nothing to do, and
 // one of a lockfile where one instance changed replaces that instance alone, moving the
 // links of those that depend on it; the other trees, and a file added in one, stay.
@@ -958,8 +988,8 @@ func TestNPMReinstallGoneTree(t *testing.T) {
 }
 
 // TestRemoveLeftNamesInstance: what the user put in an npm instance's placeholder in pkgs/
-// is left in the prefix when the instance goes, and the warning names the package by its
-// name and version, not its key and version again.
+// is left in the prefix when the instance goes, and the warning names the instance once,
+// by its key, not its key and version again.
 func TestRemoveLeftNamesInstance(t *testing.T) {
 	base := t.TempDir()
 	addNPMPacked(t, base, "ms", "2.1.3")
@@ -969,8 +999,8 @@ func TestRemoveLeftNamesInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stderr := e.ok("remove", "ms")
-	if !strings.Contains(stderr, " of ms 2.1.3 left in ") || strings.Contains(stderr, "ms@2.1.3 2.1.3") {
-		t.Errorf("remove ms: stderr %q, want the directories left named as of ms 2.1.3", stderr)
+	if !strings.Contains(stderr, " of ms@2.1.3 left in ") || strings.Contains(stderr, "ms@2.1.3 2.1.3") {
+		t.Errorf("remove ms: stderr %q, want the directories left named as of ms@2.1.3", stderr)
 	}
 }
 
