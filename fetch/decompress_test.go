@@ -352,21 +352,7 @@ func TestEmptyTar(t *testing.T) {
 // where the tar's reader called it truncated or its header invalid; a tar cut short and
 // then compressed whole is still truncated, and a V7 tar, which has no magic, is read.
 func TestNotTarCompressed(t *testing.T) {
-	var v7 bytes.Buffer
-	tw := tar.NewWriter(&v7)
-	tw.WriteHeader(&tar.Header{Name: "f", Mode: 0o644, Size: 2, Typeflag: tar.TypeReg, Format: tar.FormatUSTAR})
-	tw.Write([]byte("f\n"))
-	tw.Close()
-	b := v7.Bytes()
-	copy(b[257:265], make([]byte, 8)) // no "ustar\x0000": a V7 header, its checksum fixed below
-	sum := 0
-	for i, c := range b[:512] {
-		if i >= 148 && i < 156 {
-			c = ' '
-		}
-		sum += int(c)
-	}
-	copy(b[148:156], fmt.Sprintf("%06o\x00 ", sum))
+	b := v7Tar(nil)
 	zst, err := zstd.NewWriter(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -395,12 +381,67 @@ func TestNotTarCompressed(t *testing.T) {
 		}
 	}
 	var tb bytes.Buffer
-	tw = tar.NewWriter(&tb)
+	tw := tar.NewWriter(&tb)
 	tw.WriteHeader(&tar.Header{Name: "f", Mode: 0o644, Size: 2, Typeflag: tar.TypeReg})
 	tw.Write([]byte("f\n"))
 	tw.Close()
 	if _, err := convert(io.Discard, bytes.NewReader(gzipped(t, tb.Bytes()[:300])), conversion{}); !errors.Is(err, tarutil.ErrTruncated) {
 		t.Errorf("a tar cut in its first header, then gzipped: %v, want tarutil.ErrTruncated", err)
+	}
+}
+
+// v7Tar returns a tar of one member, f, holding "f\n", whose header is V7's: no ustar
+// magic, its checksum set after edit, if not nil, changed the header.
+func v7Tar(edit func(hdr []byte)) []byte {
+	var v7 bytes.Buffer
+	tw := tar.NewWriter(&v7)
+	tw.WriteHeader(&tar.Header{Name: "f", Mode: 0o644, Size: 2, Typeflag: tar.TypeReg, Format: tar.FormatUSTAR})
+	tw.Write([]byte("f\n"))
+	tw.Close()
+	b := v7.Bytes()
+	copy(b[257:265], make([]byte, 8)) // no "ustar\x0000"
+	if edit != nil {
+		edit(b[:512])
+	}
+	sum := 0
+	for i, c := range b[:512] {
+		if i >= 148 && i < 156 {
+			c = ' '
+		}
+		sum += int(c)
+	}
+	copy(b[148:156], fmt.Sprintf("%06o\x00 ", sum))
+	return b
+}
+
+// TestV7Start: a tar whose first header has no ustar magic is read where archive/tar reads
+// that header, as GNU tar does, by its checksum, plain or compressed alike, and refused
+// as no tar, plain or compressed alike, where its checksum or a numeric field is wrong.
+func TestV7Start(t *testing.T) {
+	badSum := v7Tar(nil)
+	badSum[148]++ // the checksum's first octal digit
+	for _, tt := range []struct {
+		name string
+		tar  []byte
+		read bool
+	}{
+		{"v7", v7Tar(nil), true},
+		{"v7 bad checksum", badSum, false},
+		{"v7 size not octal", v7Tar(func(h []byte) { copy(h[124:136], "0000000000z\x00") }), false},
+		{"512 letters", bytes.Repeat([]byte("a"), 1024), false},
+	} {
+		for _, form := range []struct {
+			ext string
+			in  []byte
+		}{{"", tt.tar}, {".gz", gzipped(t, tt.tar)}} {
+			st, err := convert(io.Discard, bytes.NewReader(form.in), conversion{})
+			switch {
+			case tt.read && (err != nil || len(st.Members) != 1):
+				t.Errorf("%s%s: %d members, %v; want one", tt.name, form.ext, len(st.Members), err)
+			case !tt.read && !errors.Is(err, errFormat):
+				t.Errorf("%s%s: %v; want errFormat", tt.name, form.ext, err)
+			}
+		}
 	}
 }
 

@@ -115,21 +115,15 @@ func compressionOf(br *bufio.Reader) *compression {
 }
 
 // tarStart returns r, a decompressed stream, read from its start again, once its first
-// block showed it may be a tar: not one (*notTarError) where the stream ends cleanly
-// before a whole block without a ustar header's magic, or where the whole block is no
-// header archive/tar reads (a V7 header, which has no magic, passes by its checksum). The
+// block showed it may be a tar: not one (*notTarError) where that block, whole or where the
+// stream ends cleanly before a whole block, does not begin a tar (isTar). The
 // decompressor's own error (data cut short) is left to the tar's reader.
 func tarStart(r io.Reader, ext string) (io.Reader, error) {
 	head := make([]byte, tarBlock)
 	n, err := readBlock(r, head)
 	head = head[:n]
-	switch {
-	case err == io.EOF && n < tarBlock && !isTar(head):
+	if (err == nil || err == io.EOF) && !isTar(head) { // a last read may say io.EOF with its bytes
 		return nil, &notTarError{ext: ext, n: n}
-	case n == tarBlock && (err == nil || err == io.EOF) && !isTar(head): // a last read may say io.EOF with its bytes
-		if _, err := tar.NewReader(bytes.NewReader(head)).Next(); errors.Is(err, tar.ErrHeader) {
-			return nil, &notTarError{ext: ext, n: n}
-		}
 	}
 	if err != nil {
 		return io.MultiReader(bytes.NewReader(head), failedReader{err}), nil
@@ -156,13 +150,22 @@ type failedReader struct{ err error }
 
 func (f failedReader) Read([]byte) (int, error) { return 0, f.err }
 
-// isTar reports whether head starts a tar: a ustar, pax or GNU header, or the end of an
-// empty one (a meta-package's, say).
+// isTar reports whether head starts a tar: a ustar, pax or GNU header (its magic, even in
+// a first block cut short, which the tar's reader calls truncated), the end of an empty
+// one (a meta-package's, say), or a whole block archive/tar reads as a header. That is a
+// V7 header (tar --format=v7), which has no magic: GNU tar and archive/tar know one by its
+// checksum alone, and archive/tar refuses one whose numeric fields do not parse.
 func isTar(head []byte) bool {
-	if len(head) >= tarMagicEnd && bytes.HasPrefix(head[tarMagicAt:], []byte("ustar")) {
+	switch {
+	case len(head) >= tarMagicEnd && bytes.HasPrefix(head[tarMagicAt:], []byte("ustar")):
+		return true
+	case len(head) < tarBlock:
+		return false
+	case len(bytes.TrimLeft(head[:tarBlock], "\x00")) == 0:
 		return true
 	}
-	return len(head) == tarBlock && len(bytes.TrimLeft(head, "\x00")) == 0
+	_, err := tar.NewReader(bytes.NewReader(head[:tarBlock])).Next()
+	return !errors.Is(err, tar.ErrHeader)
 }
 
 func openPlain(br *bufio.Reader, _ io.Reader) (io.ReadCloser, error) { return io.NopCloser(br), nil }
