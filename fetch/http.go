@@ -432,14 +432,17 @@ func unknownHost(err error) bool {
 
 // retryable reports whether a failed request or body read may succeed if tried again:
 // a network error but a host DNS does not know, a connection closed early, an idle
-// connection, a 5xx or 429 status.
+// connection, a 5xx or 429 status, a registry's token realm refusing for now (oci.Busy).
 func retryable(err error) bool {
 	var op *net.OpError
 	var ne net.Error
 	var se *statusError
+	var te *oci.TokenError
 	switch {
 	case errors.As(err, &se):
 		return se.code >= 500 || se.code == http.StatusTooManyRequests
+	case errors.As(err, &te):
+		return oci.Busy(te)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
 	case unknownHost(err):
@@ -548,11 +551,14 @@ func (s *netConfig) pause(ctx context.Context, err error, n int) error {
 func askedWait(err error) time.Duration {
 	var se *statusError
 	var re *oci.RequestError
+	var te *oci.TokenError
 	switch {
 	case errors.As(err, &se):
 		return se.after
 	case errors.As(err, &re):
 		return retryAfter(re.RetryAfter, time.Now())
+	case errors.As(err, &te):
+		return retryAfter(te.RetryAfter, time.Now())
 	}
 	return 0
 }

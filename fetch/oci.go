@@ -56,11 +56,12 @@ func newRegistryClient(ref oci.Ref, user *url.Userinfo, n *netConfig) *oci.Clien
 		Credentials: registrySecret(n, user), Again: n.again})
 }
 
-// again waits before a request of a registry client's own (a push's) that the registry
-// answered 429 is sent again, after its attempt-th answer, as retry waits before a read
-// is (oci.Options.Again): it gives up after as many attempts, or where the answer asks
-// for a wait longer than maxRetryAfter, as ErrUnreachable.
-func (s *netConfig) again(ctx context.Context, err *oci.RequestError, attempt int) error {
+// again waits before a request of a registry client's own (a push's) that the registry or
+// its token realm refused for now (oci.Busy) is sent again, after its attempt-th answer,
+// as retry waits before a read is (oci.Options.Again): it gives up after as many
+// attempts, or where the answer asks for a wait longer than maxRetryAfter, as
+// ErrUnreachable.
+func (s *netConfig) again(ctx context.Context, err error, attempt int) error {
 	if attempt >= s.tries {
 		return &giveUpError{err, attempt}
 	}
@@ -330,9 +331,9 @@ func RegistryError(err error, loc string, o Options) error {
 
 // Registry returns the client of the registry repository at loc, an oci URL, made as a
 // Source there makes its own: the same transport, redirect policy and credentials (o's
-// Credential, Netrc and CleartextCredentials), and a request of its own answered 429 sent
-// again as a Source's read is, each wait told to o.Retrying; the rest of o is not used,
-// but by RegistryError.
+// Credential, Netrc and CleartextCredentials), and a request of its own refused for now
+// (oci.Busy) sent again as a Source's read is, each wait told to o.Retrying; the rest of
+// o is not used, but by RegistryError.
 func Registry(loc string, o Options) (*oci.Client, error) {
 	n := newNetConfig(o.Retrying)
 	l, err := parseLocation(loc, n)

@@ -1,12 +1,15 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -247,6 +250,69 @@ func TestRegistryAgain(t *testing.T) {
 			t.Errorf("Retry-After 61: %v, want ErrUnreachable saying when to ask again", err)
 		case tt.busy == maxTries && (!errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "PUT "+reg.Reg.URL+"/v2/pkg/main/manifests/latest: 429 Too Many Requests")):
 			t.Errorf("busy on every attempt: %v, want ErrUnreachable naming the request", err)
+		}
+	}
+}
+
+// TestRegistryUnavailable: a push's request the registry answers 500, 502, 503 or 504, or
+// whose token the token realm refuses so or with 429, is sent again after the backoff,
+// each wait announced as a read's retry is; a 501 is not.
+func TestRegistryUnavailable(t *testing.T) {
+	for _, code := range []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusTooManyRequests, http.StatusNotImplemented} {
+		for _, realm := range []bool{false, true} {
+			reg := testregistry.New(t)
+			u, _ := url.Parse(reg.URL())
+			ref, err := oci.ParseRef(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg.BusyStatus = code
+			if realm {
+				reg.TokenBusy = 2
+			} else {
+				reg.Busy = map[string]int{"PUT manifests": 2}
+			}
+			var heard []string
+			n := newNetConfig(func(err error, wait time.Duration, attempt, max int) {
+				heard = append(heard, fmt.Sprintf("%d of %d: %v", attempt, max, err))
+			})
+			n.backoff = time.Millisecond
+			err = newRegistryClient(ref, nil, n).PutManifest(t.Context(), "latest", oci.MediaTypeManifest, []byte("{}"))
+			switch {
+			case code == http.StatusNotImplemented && (err == nil || len(heard) != 0):
+				t.Errorf("%d (token realm %v): %v, retries %q; want the refusal, not sent again", code, realm, err, heard)
+			case code != http.StatusNotImplemented && (err != nil || len(heard) != 2 || !strings.HasPrefix(heard[1], "3 of 5: ") ||
+				!strings.Contains(heard[0], strconv.Itoa(code))):
+				t.Errorf("%d (token realm %v): %v, retries %q; want the manifest pushed after two retries, each announced", code, realm, err, heard)
+			}
+		}
+	}
+}
+
+// TestTaggedIndexRetries: the read of the index a tag names before a push retries a
+// registry's 5xx, and its token realm's, as a Source's read does, each retry announced to
+// Options.Retrying.
+func TestTaggedIndexRetries(t *testing.T) {
+	_, p := testArchive(t)
+	index := writeIndex(t, p)
+	for _, realm := range []bool{false, true} {
+		reg := testregistry.New(t)
+		pushTo(t, reg, index, nil, nil)
+		reg.BusyStatus = http.StatusServiceUnavailable
+		if realm {
+			reg.TokenBusy = 1
+		} else {
+			reg.Busy = map[string]int{"GET manifests": 1}
+		}
+		var heard []error
+		o := Options{Retrying: func(err error, _ time.Duration, _, _ int) { heard = append(heard, err) }}
+		c, err := Registry(reg.URL(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := TaggedIndex(t.Context(), c, o.Retrying)
+		if err != nil || !bytes.Equal(got, index) || len(heard) != 1 || !strings.Contains(heard[0].Error(), "503 Service Unavailable") {
+			t.Errorf("token realm %v: %v, retries %v; want the index after one retry, announced", realm, err, heard)
 		}
 	}
 }

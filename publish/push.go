@@ -39,7 +39,8 @@ type PushOptions struct {
 
 	// Retrying, if not nil, is called before each wait to send a request again, as
 	// fetch.Options.Retrying is: the read of what the tag names after any failure that
-	// may pass, the others after a 429 Too Many Requests.
+	// may pass, the others after the registry or its token realm refused them for now
+	// (429 Too Many Requests, 500, 502, 503 or 504: oci.Busy).
 	Retrying func(err error, wait time.Duration, attempt, max int)
 
 	// The credentials for the registry beside those in the target's URL, as a Source

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -251,6 +254,44 @@ func TestRepoPushBusyTag(t *testing.T) {
 	}
 	if want := "pkg: note: GET " + reg.Reg.URL + "/v2/pkg/main/manifests/latest: 429 Too Many Requests"; !strings.Contains(stderr, want) {
 		t.Errorf("push through a 429 to the tag's read said %q; want %q", stderr, want)
+	}
+}
+
+// TestRepoPushUnavailable pushes to a registry that fails for now, once each: its token
+// server (504), the read of the tagged index (503), an upload's start (502) and the
+// manifest's PUT (500), as a registry restarting or behind an overloaded proxy does: each
+// is sent again, said in a note as a read's retry is, and the push ends with the manifest
+// tagged.
+func TestRepoPushUnavailable(t *testing.T) {
+	e, dir := toolRepo(t)
+	for _, step := range []struct {
+		busy string // the request refused, "token" for the token server's
+		code int
+		want string // the note, after the method and the registry's URL
+	}{
+		// The first request a token is asked for is the read of the tagged index.
+		{"token", http.StatusGatewayTimeout, "GET /v2/pkg/main/manifests/latest: registry %s/pkg/main: token from "},
+		{"GET manifests", http.StatusServiceUnavailable, "GET /v2/pkg/main/manifests/latest: 503 Service Unavailable; trying again in "},
+		{"POST blobs", http.StatusBadGateway, "POST /v2/pkg/main/blobs/uploads/: 502 Bad Gateway (UNAVAILABLE try again later); trying again in "},
+		{"PUT manifests", http.StatusInternalServerError, "PUT /v2/pkg/main/manifests/latest: 500 Internal Server Error (UNAVAILABLE try again later); trying again in "},
+	} {
+		reg := testregistry.New(t)
+		reg.BusyStatus = step.code
+		if step.busy == "token" {
+			reg.TokenBusy = 1
+		} else {
+			reg.Busy = map[string]int{step.busy: 1}
+		}
+		method, path, _ := strings.Cut(step.want, " ")
+		want := method + " " + reg.Reg.URL + path
+		if strings.Contains(want, "%s") {
+			want = fmt.Sprintf(want, reg.Reg.Listener.Addr())
+		}
+		out, stderr := e.ok("repo", "push", dir, reg.URL())
+		if !strings.Contains(out, "pushed "+dir) || reg.Manifest("latest") == nil || !strings.Contains(stderr, "pkg: note: "+want) ||
+			!strings.Contains(stderr, strconv.Itoa(step.code)) {
+			t.Errorf("push through %s %d: %q, %q; want the manifest pushed and a note %q", step.busy, step.code, out, stderr, want)
+		}
 	}
 }
 

@@ -54,11 +54,12 @@ type Options struct {
 	CheckRedirect func(req *http.Request, via []*http.Request) error
 	Credentials   Credentials
 	UserAgent     string
-	// Again, if not nil, waits before a request of the Client's own (a push's) that the
-	// registry answered 429 Too Many Requests, err, is sent again, after its attempt-th
-	// answer: it returns nil to send it again, or the error that ends the request. Nil
-	// sends none again.
-	Again func(ctx context.Context, err *RequestError, attempt int) error
+	// Again, if not nil, waits before a request of the Client's own (a push's) that may
+	// pass sent again is: one whose answer, the registry's (a *RequestError) or its token
+	// realm's (a *TokenError), err, was 429 Too Many Requests, 500, 502, 503 or 504 (Busy),
+	// after its attempt-th answer. It returns nil to send it again, or the error that ends
+	// the request. Nil sends none again.
+	Again func(ctx context.Context, err error, attempt int) error
 }
 
 // Client authorizes the requests to one repository of a registry, as an
@@ -74,7 +75,7 @@ type Client struct {
 	http  *http.Client // for the Client's own requests, through the Client itself
 	creds Credentials
 	agent string
-	again func(ctx context.Context, err *RequestError, attempt int) error
+	again func(ctx context.Context, err error, attempt int) error
 	now   func() time.Time
 
 	mu     sync.Mutex
@@ -327,11 +328,12 @@ func addrKind(ctx context.Context, hostport string) kind {
 
 // TokenError is a token realm's refusal to give a token, or an answer that holds none.
 type TokenError struct {
-	Registry string // host/name
-	Realm    string // the realm URL, without its query
-	Status   string // the realm's, printable; "" for an answer that holds no token
-	Code     int
-	Err      error // why an answer was not read
+	Registry   string // host/name
+	Realm      string // the realm URL, without its query
+	Status     string // the realm's, printable; "" for an answer that holds no token
+	Code       int
+	RetryAfter string // the answer's Retry-After header, as sent (not printable); may be ""
+	Err        error  // why an answer was not read
 }
 
 func (e *TokenError) Error() string {
@@ -393,7 +395,8 @@ func (c *Client) fetchToken(ctx context.Context, realm *url.URL, ch challenge, s
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return token{}, &TokenError{Registry: c.ref.Registry(), Realm: termtext.Quote(where), Status: termtext.Printable(resp.Status), Code: resp.StatusCode}
+		return token{}, &TokenError{Registry: c.ref.Registry(), Realm: termtext.Quote(where), Status: termtext.Printable(resp.Status), Code: resp.StatusCode,
+			RetryAfter: resp.Header.Get("Retry-After")}
 	}
 	var ans struct {
 		Token       string `json:"token"`

@@ -75,23 +75,46 @@ func refusal(req *http.Request, resp *http.Response) error {
 }
 
 // do sends a request of the client's own, with body b (nil: none), and returns the
-// response if its status is one of want. One answered 429 Too Many Requests is sent again
-// as long as the Client's Options.Again allows. Each request of the Client's own may be:
-// the registry took nothing of it, and a repeat of one it took after all stores nothing
-// twice or wrong, since a blob is taken by its digest, a chunk at its Content-Range (a
-// range taken already is refused, 416) and a manifest under its tag, and an upload that
-// is started twice leaves one unused, which registries expire.
+// response if its status is one of want. One refused as Busy is sent again as long as the
+// Client's Options.Again allows. Each request of the Client's own may be: the registry
+// took nothing of it, or, behind a proxy that timed out, all of it, and a repeat of one
+// it took stores nothing twice or wrong, since a blob is taken by its digest, a chunk at
+// its Content-Range (a range taken already is refused, 416) and a manifest under its
+// tag, and an upload that is started twice leaves one unused, which registries expire.
 func (c *Client) do(ctx context.Context, method string, u *url.URL, h http.Header, b *io.SectionReader, want ...int) (*http.Response, error) {
 	for n := 1; ; n++ {
 		resp, err := c.send(ctx, method, u, h, b, want...)
-		var re *RequestError
-		if err == nil || c.again == nil || !errors.As(err, &re) || re.Code != http.StatusTooManyRequests {
+		if err == nil || c.again == nil || !Busy(err) {
 			return resp, err
 		}
-		if err := c.again(ctx, re, n); err != nil {
+		if err := c.again(ctx, err, n); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// Busy reports whether err is a refusal, the registry's (*RequestError) or its token
+// realm's (*TokenError), that may pass sent again: 429 Too Many Requests, or 500, 502, 503
+// or 504, a server or the proxy in front of it failing for now. Other statuses (501 Not
+// Implemented, 505) are the same at every attempt.
+func Busy(err error) bool {
+	var re *RequestError
+	var te *TokenError
+	switch {
+	case errors.As(err, &re):
+		return busyStatus(re.Code)
+	case errors.As(err, &te):
+		return busyStatus(te.Code)
+	}
+	return false
+}
+
+func busyStatus(code int) bool {
+	switch code {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // send sends a request of the client's own once, as do does.

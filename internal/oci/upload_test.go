@@ -117,8 +117,13 @@ func TestPushBusy(t *testing.T) {
 	reg.Busy = map[string]int{"HEAD blobs": 1, "POST blobs": 1, "PATCH blobs": 1, "PUT blobs": 2, "PUT manifests": 1}
 	reg.RetryAfter = "7"
 	var heard []string
-	c := NewClient(refOf(t, reg), Options{Again: func(ctx context.Context, err *RequestError, attempt int) error {
-		heard = append(heard, fmt.Sprintf("%s %d %d %s", err.Method, err.Code, attempt, err.RetryAfter))
+	c := NewClient(refOf(t, reg), Options{Again: func(ctx context.Context, err error, attempt int) error {
+		var re *RequestError
+		if !errors.As(err, &re) {
+			t.Errorf("Again heard %v, want a *RequestError", err)
+			return err
+		}
+		heard = append(heard, fmt.Sprintf("%s %d %d %s", re.Method, re.Code, attempt, re.RetryAfter))
 		return nil
 	}})
 	ctx := context.Background()
@@ -143,7 +148,7 @@ func TestPushBusy(t *testing.T) {
 
 	stop := errors.New("gave up")
 	reg.Busy = map[string]int{"PUT manifests": 1}
-	c = NewClient(refOf(t, reg), Options{Again: func(context.Context, *RequestError, int) error { return stop }})
+	c = NewClient(refOf(t, reg), Options{Again: func(context.Context, error, int) error { return stop }})
 	if err := c.PutManifest(ctx, "latest", MediaTypeManifest, []byte("{}")); !errors.Is(err, stop) {
 		t.Errorf("PutManifest, Again failing: %v, want its error", err)
 	}
@@ -152,5 +157,48 @@ func TestPushBusy(t *testing.T) {
 	var re *RequestError
 	if err := c.PutManifest(ctx, "latest", MediaTypeManifest, []byte("{}")); !errors.As(err, &re) || re.Code != http.StatusTooManyRequests || re.RetryAfter != "7" {
 		t.Errorf("PutManifest without Again: %v, want the *RequestError 429", err)
+	}
+}
+
+// TestPushUnavailable: a request of a push that the registry answers 500, 502, 503 or 504,
+// or whose token the token realm refuses so, or 429, is sent again once Options.Again has
+// waited, which hears the refusal; one answered 501 is not, the same at every attempt.
+func TestPushUnavailable(t *testing.T) {
+	for _, code := range []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusTooManyRequests, http.StatusNotImplemented} {
+		again := code != http.StatusNotImplemented
+		for _, realm := range []bool{false, true} {
+			reg := testregistry.New(t)
+			reg.BusyStatus, reg.RetryAfter = code, "3"
+			if realm {
+				reg.TokenBusy = 1
+			} else {
+				reg.Busy = map[string]int{"PUT manifests": 1}
+			}
+			var heard []string
+			c := NewClient(refOf(t, reg), Options{Again: func(ctx context.Context, err error, attempt int) error {
+				var re *RequestError
+				var te *TokenError
+				switch {
+				case errors.As(err, &re):
+					heard = append(heard, fmt.Sprintf("registry %d %d %s", re.Code, attempt, re.RetryAfter))
+				case errors.As(err, &te):
+					heard = append(heard, fmt.Sprintf("realm %d %d %s", te.Code, attempt, te.RetryAfter))
+				default:
+					t.Errorf("Again heard %v", err)
+				}
+				return nil
+			}})
+			err := c.PutManifest(context.Background(), "latest", MediaTypeManifest, []byte("{}"))
+			want := []string{fmt.Sprintf("registry %d 1 3", code)}
+			if realm {
+				want = []string{fmt.Sprintf("realm %d 1 3", code)}
+			}
+			switch {
+			case again && (err != nil || string(reg.Manifest("latest")) != "{}" || !slices.Equal(heard, want)):
+				t.Errorf("%d (token realm %v): %v, Again heard %q; want the manifest pushed once Again heard %q", code, realm, err, heard, want)
+			case !again && (err == nil || Busy(err) || len(heard) != 0):
+				t.Errorf("%d (token realm %v): %v, Again heard %q; want the refusal, not sent again", code, realm, err, heard)
+			}
+		}
 	}
 }

@@ -43,12 +43,17 @@ type Registry struct {
 	Requests []string // "METHOD PATH" of each registry request
 	NoTag    int      // if > 0, the status of a GET of a tag with no manifest (404 if 0), as some registries answer 401 or 403 for a repository not made yet
 	// Busy holds, by "METHOD KIND" of a request ("POST blobs", "PATCH blobs", "PUT blobs",
-	// "HEAD blobs", "PUT manifests"...), how many of the next such requests, once
-	// authorized, are answered 429 Too Many Requests with the Retry-After RetryAfter
-	// (none if ""), their bodies read and nothing of them taken, as a rate limit answers.
+	// "HEAD blobs", "PUT manifests", "GET manifests"...), how many of the next such
+	// requests, once authorized, are answered BusyStatus (429 Too Many Requests if 0) with
+	// the Retry-After RetryAfter (none if ""), their bodies read and nothing of them taken,
+	// as a rate limit, or a registry failing for now, answers.
 	Busy       map[string]int
+	BusyStatus int
 	RetryAfter string
-	Refused    []string // "METHOD PATH" of each request answered 429
+	Refused    []string // "METHOD PATH" of each request answered BusyStatus
+	// TokenBusy is how many of the next token requests are answered BusyStatus with the
+	// Retry-After RetryAfter, as a token server under load answers; each is in Asked.
+	TokenBusy int
 
 	uploads  map[string]*bytes.Buffer
 	state    map[string]int // upload id: the _state its next request must carry
@@ -104,6 +109,11 @@ func (r *Registry) token(w http.ResponseWriter, req *http.Request) {
 	defer r.Mu.Unlock()
 	r.Asked = append(r.Asked, req.URL.Query())
 	r.AuthHdr = append(r.AuthHdr, req.Header.Get("Authorization"))
+	if r.TokenBusy > 0 {
+		r.TokenBusy--
+		r.busy(w)
+		return
+	}
 	if r.Users != nil {
 		user, pass, ok := req.BasicAuth()
 		if !ok || r.Users[user] != pass {
@@ -119,6 +129,18 @@ func (r *Registry) token(w http.ResponseWriter, req *http.Request) {
 		ans += `,"expires_in":` + strconv.Itoa(r.Life)
 	}
 	fmt.Fprint(w, ans+"}")
+}
+
+// busy answers a request BusyStatus, with the Retry-After RetryAfter.
+func (r *Registry) busy(w http.ResponseWriter) {
+	if r.RetryAfter != "" {
+		w.Header().Set("Retry-After", r.RetryAfter)
+	}
+	if r.BusyStatus != 0 && r.BusyStatus != http.StatusTooManyRequests {
+		http.Error(w, `{"errors":[{"code":"UNAVAILABLE","message":"try again later"}]}`, r.BusyStatus)
+		return
+	}
+	http.Error(w, `{"errors":[{"code":"TOOMANYREQUESTS","message":"too many requests"}]}`, http.StatusTooManyRequests)
 }
 
 // Revoke forgets every token given.
@@ -163,10 +185,7 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		r.Busy[req.Method+" "+kind]--
 		r.Refused = append(r.Refused, req.Method+" "+req.URL.Path)
 		io.Copy(io.Discard, req.Body)
-		if r.RetryAfter != "" {
-			w.Header().Set("Retry-After", r.RetryAfter)
-		}
-		http.Error(w, `{"errors":[{"code":"TOOMANYREQUESTS","message":"too many requests"}]}`, http.StatusTooManyRequests)
+		r.busy(w)
 		return
 	}
 	switch {
