@@ -732,25 +732,46 @@ type NeededError struct {
 }
 
 func (e *NeededError) Error() string {
-	by, keys := make([]string, len(e.By)), make([]string, len(e.By))
-	for i, r := range e.By {
-		by[i], keys[i] = r.Name+" "+r.Version, r.Key()
-		if through := e.Through[keys[i]]; len(through) > 0 {
-			between := make([]string, len(through))
-			for j, t := range through {
+	by := make([]string, min(len(e.By), maxDependentsNamed))
+	for i, r := range e.By[:len(by)] {
+		by[i] = r.Name + " " + r.Version
+		if through := e.Through[r.Key()]; len(through) > 0 {
+			between := make([]string, min(len(through), maxDependentsNamed))
+			for j, t := range through[:len(between)] {
 				between[j] = t.Name + " " + t.Version
 			}
-			by[i] += " (through " + strings.Join(between, ", ") + ")"
+			by[i] += " (through " + strings.Join(between, ", ") + andMore(len(through)-len(between)) + ")"
 		}
 	}
 	verb, it := "needs", "it"
-	if len(by) > 1 {
+	if len(e.By) > 1 {
 		verb = "need"
 	}
 	if len(e.Remove) > 1 {
 		it = "them"
 	}
+	if len(e.By) > len(by) {
+		return fmt.Sprintf("remove %s: %d packages asked for %s %s: %s%s: remove them too, or first", strings.Join(e.Remove, " "), len(e.By), verb, it,
+			strings.Join(by, ", "), andMore(len(e.By)-len(by)))
+	}
+	keys := make([]string, len(e.By))
+	for i, r := range e.By {
+		keys[i] = r.Key()
+	}
 	return fmt.Sprintf("remove %s: %s, asked for, %s %s: remove %s too, or first", strings.Join(e.Remove, " "), strings.Join(by, ", "), verb, it, strings.Join(keys, " "))
+}
+
+// NamesAll reports whether e's message names every package of By and of Through.
+func (e *NeededError) NamesAll() bool {
+	return len(e.By) <= maxDependentsNamed && !slices.ContainsFunc(slices.Collect(maps.Values(e.Through)), func(t []db.Record) bool { return len(t) > maxDependentsNamed })
+}
+
+// andMore says, after a list cut short, how many it left out: " and 3 more", or "" for none.
+func andMore(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and %d more", n)
 }
 
 func (e *NeededError) Is(target error) bool { return target == ErrDependency }
@@ -759,14 +780,57 @@ func (e *NeededError) Is(target error) bool { return target == ErrDependency }
 // on, nothing else meeting what they need of it. It is an ErrDependency.
 type DependentsError struct {
 	Removed  db.Record   // the package removed
-	By       []db.Record // the packages that depend on it
+	By       []db.Record // the packages that depend on it, those asked for first (ByAsked)
 	Versions []string    // of By, "NAME VERSION", with the requirement where Remove met it through a provides or among alternatives
 	// Asked says that Removed was asked for (db.DB.Requested), which a removal alone undoes;
-	// the caller that knows the requests sets it.
-	Asked bool
+	// ByAsked is how many of By, first, were asked for. The caller that knows the
+	// requests sets them (AskedFirst).
+	Asked   bool
+	ByAsked int
 }
 
+// maxDependentsNamed is how many of the packages depending on a package whose removal is
+// refused its message names: libc6's dependents are most of a system.
+const maxDependentsNamed = 5
+
+// AskedFirst orders e.By, and e.Versions with it, those asked reports were asked for
+// first, and sets e.ByAsked.
+func (e *DependentsError) AskedFirst(asked func(key string) bool) {
+	idx := make([]int, len(e.By))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmpBool(asked(e.By[b].Key()), asked(e.By[a].Key()))
+	})
+	by, versions := make([]db.Record, len(idx)), make([]string, len(idx))
+	e.ByAsked = 0
+	for i, j := range idx {
+		by[i], versions[i] = e.By[j], e.Versions[j]
+		if asked(by[i].Key()) {
+			e.ByAsked++
+		}
+	}
+	e.By, e.Versions = by, versions
+}
+
+// NamesAll reports whether e's message names every package of By.
+func (e *DependentsError) NamesAll() bool { return len(e.By) <= maxDependentsNamed }
+
 func (e *DependentsError) Error() string {
+	if !e.NamesAll() {
+		asked := e.Versions[:min(e.ByAsked, maxDependentsNamed)]
+		others := e.Versions[e.ByAsked:][:min(len(e.By)-e.ByAsked, maxDependentsNamed-len(asked))]
+		var named []string
+		if len(asked) > 0 {
+			named = append(named, strings.Join(asked, ", ")+", asked for")
+		}
+		if len(others) > 0 {
+			named = append(named, strings.Join(others, ", "))
+		}
+		return fmt.Sprintf("remove %s: %d packages depend on it: %s,%s (remove them too, or first)",
+			e.Removed.Key(), len(e.By), strings.Join(named, ", and "), andMore(len(e.By)-len(asked)-len(others)))
+	}
 	verb, keys := "depends", make([]string, len(e.By))
 	if len(e.By) > 1 {
 		verb = "depend"

@@ -51,6 +51,7 @@ type (
 	UnmatchedError    = install.UnmatchedError  // trees a repair found no package in the cache for
 	GoneError         = install.GoneError       // packages a sound database records whose trees are gone, which a repair refuses
 	DependentsError   = install.DependentsError // a removal of what other packages depend on
+	NeededError       = install.NeededError     // a removal of what packages asked for need, through others it would take
 	ReadOnlyError     = fetch.ReadOnlyError     // the cache cannot be written
 	NetrcError        = fetch.NetrcError        // the netrc file cannot be used
 	CleartextError    = fetch.CleartextError    // credentials would go over plain http to another machine

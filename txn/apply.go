@@ -333,7 +333,8 @@ func (p *Plan) Check(root *install.Root, cache *fetch.Cache, offline bool) error
 }
 
 // check is Check of the change alone; of a removal refused as others depend on what it
-// removes, it says whether that was asked for (install.DependentsError.Asked).
+// removes, it says whether that was asked for, and which of those others were, first
+// (install.DependentsError.Asked, AskedFirst).
 func (p *Plan) check(root *install.Root) error {
 	var err error
 	if root == nil {
@@ -343,6 +344,7 @@ func (p *Plan) check(root *install.Root) error {
 	}
 	if de := (*install.DependentsError)(nil); errors.As(err, &de) {
 		_, de.Asked = p.asked[de.Removed.Key()]
+		de.AskedFirst(func(key string) bool { _, ok := p.asked[key]; return ok })
 	}
 	return err
 }

@@ -194,18 +194,30 @@ var hints = []hintRule{
 	})},
 	{fn: as(func(de *session.DependentsError) string {
 		if !de.Asked {
-			return ""
+			if de.NamesAll() {
+				return ""
+			}
+			return whyAllHint(de.Removed.Key())
 		}
 		names := make([]string, len(de.By))
 		for i, r := range de.By {
 			names[i] = shell.Quote(r.Name)
 		}
-		verb := "needs"
-		if len(names) > 1 {
-			verb = "need"
+		them := strings.Join(names, " and ") + " need it"
+		switch {
+		case !de.NamesAll():
+			them = fmt.Sprintf("%d packages need it (%s)", len(de.By), whyAllHint(de.Removed.Key()))
+		case len(names) == 1:
+			them = names[0] + " needs it"
 		}
-		return fmt.Sprintf("%s was asked for: it stays installed while %s %s it, and autoremove keeps it after, as pkg has no command that makes a package asked for a dependency alone (as apt-mark auto does); once nothing needs it, pkg remove %s takes it",
-			shell.Quote(de.Removed.Name), strings.Join(names, " and "), verb, shell.Quote(de.Removed.Key()))
+		return fmt.Sprintf("%s was asked for: it stays installed while %s, and autoremove keeps it after, as pkg has no command that makes a package asked for a dependency alone (as apt-mark auto does); once nothing needs it, pkg remove %s takes it",
+			shell.Quote(de.Removed.Name), them, shell.Quote(de.Removed.Key()))
+	})},
+	{fn: as(func(ne *session.NeededError) string {
+		if ne.NamesAll() || len(ne.Remove) > 1 {
+			return ""
+		}
+		return whyAllHint(ne.Remove[0])
 	})},
 	{fn: as(func(ce *runner.CommandError) string { // one with commands is run's usage error (run.go)
 		name := shell.Quote(ce.Package)
@@ -332,6 +344,12 @@ func as[T error](hint func(T) string) func(error, []string) string {
 // asHint is the fn of a hint rule giving hint for the errors errors.As finds a T in.
 func asHint[T error](hint string) func(error, []string) string {
 	return as(func(T) string { return hint })
+}
+
+// whyAllHint says how to see every installed package that needs the package key, of which
+// an error named a few.
+func whyAllHint(key string) string {
+	return fmt.Sprintf("'pkg why %s' names every package that needs it, and how each one asked for does", shell.Quote(key))
 }
 
 // hint returns what to do about err, given the root and the cache (dirs), or "".

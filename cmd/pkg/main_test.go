@@ -342,6 +342,30 @@ func TestRemoveRefusesDependency(t *testing.T) {
 	}
 }
 
+// TestRemoveManyDependents: a removal refused as many packages depend on what it removes
+// says how many, names a few, those asked for first, and hints how to see them all.
+func TestRemoveManyDependents(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	addPackage(t, dir, "lib", "1")
+	for _, app := range []string{"app1", "app2", "app3", "app4", "app5", "app6", "app7"} {
+		addPackage(t, dir, app, "1", "lib")
+	}
+	addPackage(t, dir, "meta", "1", "lib", "app3", "app4", "app5", "app6", "app7")
+	e := newEnv(t, t.TempDir(), dir)
+	e.ok("install", "lib", "meta", "app2", "app1")
+	_, stderr, code := e.pkg("remove", "lib")
+	want := "pkg: remove lib: 8 packages depend on it: app1 1, app2 1, meta 1, asked for, and app3 1, app4 1, and 3 more (remove them too, or first)\n" +
+		"pkg: hint: lib was asked for: it stays installed while 8 packages need it ('pkg why lib' names every package that needs it, and how each one asked for does), and autoremove keeps it after"
+	if code != 1 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("remove lib: exit %d, %q; want %q", code, stderr, want)
+	}
+	_, stderr, code = e.pkg("remove", "lib", "app1")
+	want = "pkg: remove lib: 7 packages depend on it: app2 1, meta 1, asked for, and app3 1, app4 1, app5 1, and 2 more (remove them too, or first)\n"
+	if code != 1 || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "'pkg why lib' names every package") {
+		t.Errorf("remove lib app1: exit %d, %q; want %q and the hint", code, stderr, want)
+	}
+}
+
 // TestRemoveTakesDependents checks that a removal takes along the installed packages that
 // depend on what it removes where nothing asked for needs them (a dependency that depends
 // back, as eslint's @eslint-community/eslint-utils does through its peer), and still
