@@ -339,8 +339,8 @@ func topOf(name string) (top string, nested bool) {
 func (d *debLinks) check() error {
 	for _, l := range d.made {
 		if !d.tops[l.top] {
-			return &tarutil.MemberError{Name: l.raw, Err: fmt.Errorf("%w: absolute target %s, in none of the package's top-level directories",
-				tarutil.ErrSymlinkEscape, termtext.Quote(l.target))}
+			return &tarutil.MemberError{Name: l.raw, Err: tarutil.Refused(tarutil.ErrSymlinkEscape, "absolute target %s, in none of the package's top-level directories",
+				termtext.Quote(l.target))}
 		}
 	}
 	return nil

@@ -198,7 +198,7 @@ func zipTime(f *zip.File) time.Time {
 // ending in "/") get 0755, their files 0644, as unzip gives them under umask 022.
 func zipHeader(f *zip.File) (*tar.Header, error) {
 	if f.UncompressedSize64 > math.MaxInt64 {
-		return nil, &tarutil.MemberError{Name: f.Name, Err: fmt.Errorf("%w: %d bytes", tarutil.ErrLimit, f.UncompressedSize64)}
+		return nil, &tarutil.MemberError{Name: f.Name, Err: tarutil.Refused(tarutil.ErrLimit, "%d bytes", f.UncompressedSize64)}
 	}
 	hdr := &tar.Header{Name: f.Name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(f.UncompressedSize64),
 		ModTime: zipTime(f), Format: tar.FormatPAX}
@@ -227,7 +227,7 @@ func zipHeader(f *zip.File) (*tar.Header, error) {
 	case modeBlk:
 		hdr.Typeflag, hdr.Size = tar.TypeBlock, 0
 	default:
-		return nil, &tarutil.MemberError{Name: f.Name, Err: fmt.Errorf("%w: a socket", tarutil.ErrType)}
+		return nil, &tarutil.MemberError{Name: f.Name, Err: tarutil.Refused(tarutil.ErrType, "a socket")}
 	}
 	return hdr, nil
 }

@@ -139,7 +139,7 @@ func zeroRun(run int64, p []byte) int64 {
 // end of file after a header, or after one zero block.
 func (c *converter) finish() (Stats, error) {
 	if c.in.n != c.end+2*blockSize || c.in.zeros < 2*blockSize {
-		return Stats{}, endError(c.last, fmt.Errorf("%w before its end-of-archive blocks", ErrTruncated))
+		return Stats{}, endError(c.last, refusedf(ErrTruncated, " before its end-of-archive blocks"))
 	}
 	if err := c.enc.finish(); err != nil {
 		return Stats{}, fmt.Errorf("write end of archive: %w", err)

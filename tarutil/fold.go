@@ -1,7 +1,6 @@
 package tarutil
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -13,13 +12,16 @@ import (
 
 // ErrFolded reports a member whose name differs from an earlier member's only in case or
 // Unicode normalization: where a directory folds names, the two are one file.
-var ErrFolded = errors.New("tarutil: names differ only in case or Unicode normalization")
+var ErrFolded error = &reason{"names differ only in case or Unicode normalization"}
 
 // FoldedError is ErrFolded for two members, Other the earlier.
 type FoldedError struct{ Other, Name string }
 
-func (e *FoldedError) Error() string {
-	return fmt.Sprintf("%v: %s and %s are one file where names fold", ErrFolded, termtext.Quote(e.Other), termtext.Quote(e.Name))
+func (e *FoldedError) Error() string { return ErrFolded.Error() + e.detail() }
+
+// detail is what e says after ErrFolded's text.
+func (e *FoldedError) detail() string {
+	return fmt.Sprintf(": %s and %s are one file where names fold", termtext.Quote(e.Other), termtext.Quote(e.Name))
 }
 
 func (e *FoldedError) Is(target error) bool { return target == ErrFolded }

@@ -225,7 +225,7 @@ func checkRange(m *Member, tarSize int64) error {
 	case m.Type == tar.TypeReg && (m.Size < 0 || m.Offset < blockSize || m.Offset > tarSize-m.Size):
 		return &MemberError{Name: m.Name, Err: indexf("data outside the tar")}
 	case m.Size >= Alignment && m.Offset%Alignment != 0:
-		return &MemberError{Name: m.Name, Err: fmt.Errorf("%w: data at offset %d", ErrNotAligned, m.Offset)}
+		return &MemberError{Name: m.Name, Err: refusedf(ErrNotAligned, ": data at offset %d", m.Offset)}
 	}
 	return nil
 }

@@ -104,7 +104,7 @@ func (c *checker) validate(hdr *tar.Header) (Member, bool, error) {
 func (c *checker) skip(name string, typ byte) (bool, error) {
 	if name == "." {
 		if typ != tar.TypeDir {
-			return false, fmt.Errorf("%w: the package root as a %s", ErrUnsafePath, kindName(typ))
+			return false, refusedf(ErrUnsafePath, ": the package root as a %s", kindName(typ))
 		}
 		return true, nil
 	}
@@ -115,7 +115,7 @@ func (c *checker) skip(name string, typ byte) (bool, error) {
 	if prev == tar.TypeDir && typ == tar.TypeDir {
 		return true, nil
 	}
-	return false, fmt.Errorf("%w: %s is already a %s", ErrDuplicate, termtext.Quote(name), kindName(prev))
+	return false, refusedf(ErrDuplicate, ": %s is already a %s", termtext.Quote(name), kindName(prev))
 }
 
 // member builds the Member for a validated name and type, checking links.
@@ -160,7 +160,7 @@ func (c *checker) findParents(name string) error {
 	for dir := Parent(name); dir != "."; dir = Parent(dir) {
 		kind, seen := c.kind(dir)
 		if seen && kind != tar.TypeDir {
-			return fmt.Errorf("%w: %s is a %s", ErrParent, termtext.Quote(dir), kindName(kind))
+			return refusedf(ErrParent, ": %s is a %s", termtext.Quote(dir), kindName(kind))
 		}
 		if seen {
 			break
@@ -188,13 +188,13 @@ func Parent(name string) string {
 // component is refused wherever it is.
 func cleanName(raw string) (string, error) {
 	if err := checkText(raw); err != nil {
-		return "", fmt.Errorf("%w: %s", ErrName, err)
+		return "", refusedf(ErrName, ": %s", err)
 	}
 	if err := checkWindows(raw); err != nil {
-		return "", fmt.Errorf("%w: %s", ErrUnsafePath, err)
+		return "", refusedf(ErrUnsafePath, ": %s", err)
 	}
 	if raw[0] == '/' {
-		return "", fmt.Errorf("%w: absolute path", ErrUnsafePath)
+		return "", refusedf(ErrUnsafePath, ": absolute path")
 	}
 	s := scanName(raw)
 	if s.dotDot {
@@ -300,13 +300,13 @@ func memberType(flag byte) (byte, error) {
 	case tar.TypeGNUSparse:
 		return 0, ErrSparse
 	}
-	return 0, fmt.Errorf("%w: %s", ErrType, kindName(flag))
+	return 0, refusedf(ErrType, ": %s", kindName(flag))
 }
 
 // checkAttrs refuses special mode bits, sparse records and xattrs.
 func checkAttrs(hdr *tar.Header) error {
 	if hdr.Mode&specialBits != 0 {
-		return fmt.Errorf("%w (mode %#o)", ErrSpecialBits, hdr.Mode&0o7777)
+		return refusedf(ErrSpecialBits, " (mode %#o)", hdr.Mode&0o7777)
 	}
 	for k := range hdr.PAXRecords {
 		if strings.HasPrefix(k, "GNU.sparse.") {
@@ -316,7 +316,7 @@ func checkAttrs(hdr *tar.Header) error {
 	for k := range hdr.PAXRecords {
 		for _, prefix := range xattrRecords {
 			if strings.HasPrefix(k, prefix) {
-				return fmt.Errorf("%w (pax record %s)", ErrXattr, k)
+				return refusedf(ErrXattr, " (pax record %s)", k)
 			}
 		}
 	}
@@ -332,25 +332,25 @@ var xattrRecords = []string{"SCHILY.xattr.", "LIBARCHIVE.xattr.", "SCHILY.acl.",
 // refused because that name could be a symlink elsewhere in the package.
 func checkSymlink(name, target string) (string, error) {
 	if target == "" {
-		return "", fmt.Errorf("%w: empty target", ErrSymlinkEscape)
+		return "", refusedf(ErrSymlinkEscape, ": empty target")
 	}
 	if err := checkText(target); err != nil {
-		return "", fmt.Errorf("%w: %s in symlink target", ErrName, err)
+		return "", refusedf(ErrName, ": %s in symlink target", err)
 	}
 	if len(target) > maxLinkLen {
 		return "", limitError("symlink length", maxLinkLen, "symlink target of %d bytes, longer than the %d XFS can create", len(target), maxLinkLen)
 	}
 	if target[0] == '/' {
-		return "", fmt.Errorf("%w: absolute target %s", ErrSymlinkEscape, termtext.Quote(target))
+		return "", refusedf(ErrSymlinkEscape, ": absolute target %s", termtext.Quote(target))
 	}
 	if err := checkWindows(target); err != nil {
-		return "", fmt.Errorf("%w: target %s: %s", ErrSymlinkEscape, termtext.Quote(target), err)
+		return "", refusedf(ErrSymlinkEscape, ": target %s: %s", termtext.Quote(target), err)
 	}
 	if climbsAfterName(target) {
-		return "", fmt.Errorf("%w: \"..\" after a name in target %s", ErrSymlinkEscape, termtext.Quote(target))
+		return "", refusedf(ErrSymlinkEscape, ": \"..\" after a name in target %s", termtext.Quote(target))
 	}
 	if escapes(path.Join(path.Dir(name), target)) {
-		return "", fmt.Errorf("%w: target %s", ErrSymlinkEscape, termtext.Quote(target))
+		return "", refusedf(ErrSymlinkEscape, ": target %s", termtext.Quote(target))
 	}
 	return target, nil
 }
@@ -376,14 +376,14 @@ func climbsAfterName(p string) bool {
 // regular member and the link carries no data.
 func (c *checker) checkHardlink(hdr *tar.Header) (string, error) {
 	if hdr.Size != 0 {
-		return "", fmt.Errorf("%w: link carries %d bytes of data", ErrHardlink, hdr.Size)
+		return "", refusedf(ErrHardlink, ": link carries %d bytes of data", hdr.Size)
 	}
 	target, err := cleanName(hdr.Linkname)
 	if err != nil {
-		return "", fmt.Errorf("%w: target %s: %s", ErrHardlink, termtext.Quote(hdr.Linkname), strings.TrimPrefix(err.Error(), "tarutil: "))
+		return "", refusedf(ErrHardlink, ": target %s: %s", termtext.Quote(hdr.Linkname), said(err))
 	}
 	if typ, _ := c.kind(target); typ != tar.TypeReg {
-		return "", fmt.Errorf("%w: target %s is not an earlier regular member", ErrHardlink, termtext.Quote(hdr.Linkname))
+		return "", refusedf(ErrHardlink, ": target %s is not an earlier regular member", termtext.Quote(hdr.Linkname))
 	}
 	return target, nil
 }

@@ -388,6 +388,50 @@ func TestMemberErrorText(t *testing.T) {
 	if !errors.As(err, &me) || me.Unwrap() != ErrUnsafePath {
 		t.Errorf("Unwrap of %v is not ErrUnsafePath", err)
 	}
+	setuid := file("s", 1)
+	setuid.hdr.Mode = 0o4755
+	truncated := makeTar(t, tar.FormatPAX, file("f", 600))
+	for _, tt := range []struct {
+		err    error
+		reason error
+		want   string
+	}{
+		{alignErr(t, symlink("l", "/etc/passwd")), ErrSymlinkEscape, `member "l": symlink target outside the package: absolute target "/etc/passwd"`},
+		{alignErr(t, setuid), ErrSpecialBits, `member "s": setuid, setgid or sticky bit not allowed (mode 04755)`},
+		// A reason said inside another's detail loses its prefix too.
+		{alignErr(t, file("f", 1), hardlink("h", "/f")), ErrHardlink, `member "h": invalid hardlink: target "/f": path escapes the package: absolute path`},
+		{alignErr(t, symlink("l", strings.Repeat("x", maxLinkLen+1))), ErrLimit, `member "l": limit exceeded: symlink target of 1024 bytes, longer than the 1023 XFS can create`},
+		{CheckFolded([]Member{{Name: "A", Type: tar.TypeReg}, {Name: "a", Type: tar.TypeReg}}), ErrFolded, `member "a": names differ only in case or Unicode normalization: "A" and "a" are one file where names fold`},
+		{&MemberError{Name: "s", Err: Refused(ErrType, "a %s", "socket")}, ErrType, `member "s": unsupported member type: a socket`},
+		{&MemberError{Name: "s", Err: ErrType}, ErrType, `member "s": unsupported member type`},
+		{alignErrOf(t, truncated[:1024]), ErrTruncated, `read member "f": archive truncated: unexpected EOF`},
+	} {
+		if got := tt.err.Error(); got != tt.want || !errors.Is(tt.err, tt.reason) {
+			t.Errorf("error %q, want %q, and %v", got, tt.want, tt.reason)
+		}
+	}
+	// Alone, a reason, and one with its detail, say the package's name.
+	if got, want := Refused(ErrType, "a socket").Error(), "tarutil: unsupported member type: a socket"; got != want {
+		t.Errorf("Refused(ErrType).Error() = %q, want %q", got, want)
+	}
+	if got, want := ErrTruncated.Error(), "tarutil: archive truncated"; got != want {
+		t.Errorf("ErrTruncated.Error() = %q, want %q", got, want)
+	}
+}
+
+// alignErr is Align's error for a tar of entries.
+func alignErr(t *testing.T, entries ...entry) error {
+	t.Helper()
+	return alignErrOf(t, makeTar(t, tar.FormatPAX, entries...))
+}
+
+func alignErrOf(t *testing.T, in []byte) error {
+	t.Helper()
+	_, err := Align(io.Discard, bytes.NewReader(in), Limits{})
+	if err == nil {
+		t.Fatal("Align took the archive")
+	}
+	return err
 }
 
 func TestCleanName(t *testing.T) {

@@ -65,7 +65,7 @@ func (s *scanner) add(hdr *tar.Header) error {
 		s.end += blockRound(m.Size)
 	}
 	if m.Size >= Alignment && m.Offset%Alignment != 0 {
-		return &MemberError{Name: hdr.Name, Err: fmt.Errorf("%w: data at offset %d", ErrNotAligned, m.Offset)}
+		return &MemberError{Name: hdr.Name, Err: refusedf(ErrNotAligned, ": data at offset %d", m.Offset)}
 	}
 	s.members = append(s.members, m)
 	return nil

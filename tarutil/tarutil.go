@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"strings"
 
 	"pkg/internal/termtext"
 )
@@ -108,26 +107,81 @@ type Limits struct {
 
 // Reasons a member is refused, reported inside a *MemberError.
 var (
-	ErrUnsafePath    = errors.New("tarutil: path escapes the package")
-	ErrName          = errors.New("tarutil: invalid name")
-	ErrType          = errors.New("tarutil: unsupported member type")
-	ErrDuplicate     = errors.New("tarutil: duplicate path")
-	ErrParent        = errors.New("tarutil: parent is not a directory")
-	ErrSymlinkEscape = errors.New("tarutil: symlink target outside the package")
-	ErrHardlink      = errors.New("tarutil: invalid hardlink")
-	ErrSpecialBits   = errors.New("tarutil: setuid, setgid or sticky bit not allowed")
-	ErrXattr         = errors.New("tarutil: extended attributes not allowed")
-	ErrSparse        = errors.New("tarutil: sparse members not supported")
-	ErrLimit         = errors.New("tarutil: limit exceeded")
-	ErrNotAligned    = errors.New("tarutil: member data not aligned")
+	ErrUnsafePath    error = &reason{"path escapes the package"}
+	ErrName          error = &reason{"invalid name"}
+	ErrType          error = &reason{"unsupported member type"}
+	ErrDuplicate     error = &reason{"duplicate path"}
+	ErrParent        error = &reason{"parent is not a directory"}
+	ErrSymlinkEscape error = &reason{"symlink target outside the package"}
+	ErrHardlink      error = &reason{"invalid hardlink"}
+	ErrSpecialBits   error = &reason{"setuid, setgid or sticky bit not allowed"}
+	ErrXattr         error = &reason{"extended attributes not allowed"}
+	ErrSparse        error = &reason{"sparse members not supported"}
+	ErrLimit         error = &reason{"limit exceeded"}
+	ErrNotAligned    error = &reason{"member data not aligned"}
 )
 
 // Reasons an archive's stream is refused, reported with where it was read.
 var (
-	ErrTruncated = errors.New("tarutil: archive truncated")
-	ErrNoEnd     = errors.New("tarutil: not two zero blocks")
-	ErrTrailing  = errors.New("tarutil: data after the end-of-archive blocks")
+	ErrTruncated error = &reason{"archive truncated"}
+	ErrNoEnd     error = &reason{"not two zero blocks"}
+	ErrTrailing  error = &reason{"data after the end-of-archive blocks"}
 )
+
+// A reason is one of the package's sentinels: its Error has the package's prefix, as a
+// sentinel alone is said; a *MemberError, and where a stream was refused, say its text
+// alone (said).
+type reason struct{ text string }
+
+// reasonPrefix is what a reason's Error says before its text: the package's name, as a
+// sentinel's error carries it (STYLE).
+const reasonPrefix = "tarutil: "
+
+func (r *reason) Error() string { return reasonPrefix + r.text }
+
+// A refusal is a reason with what more is known, worded after it, and the error that
+// caused it, if any.
+type refusal struct {
+	reason error
+	detail string // its separator first: ": absolute path", " (mode 04755)"
+	cause  error
+}
+
+// refusedf is reason with the detail format makes, its separator first.
+func refusedf(reason error, format string, args ...any) error {
+	return &refusal{reason: reason, detail: fmt.Sprintf(format, args...)}
+}
+
+// Refused returns reason, one of the Err* sentinels, with what more is known, for a
+// *MemberError: "symlink target outside the package: absolute target \"/x\"".
+func Refused(reason error, format string, args ...any) error {
+	return refusedf(reason, ": "+format, args...)
+}
+
+func (e *refusal) Error() string { return e.reason.Error() + e.detail }
+
+func (e *refusal) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.reason}
+	}
+	return []error{e.reason, e.cause}
+}
+
+// said is err as a *MemberError, and where a stream was refused, say it: a reason of the
+// package, and what is worded after it, without the package's prefix.
+func said(err error) string {
+	switch e := err.(type) {
+	case *reason:
+		return e.text
+	case *refusal:
+		return said(e.reason) + e.detail
+	case *LimitError:
+		return said(ErrLimit) + ": " + e.detail
+	case *FoldedError:
+		return said(ErrFolded) + e.detail()
+	}
+	return err.Error()
+}
 
 // LimitError is a refusal for passing one of the limits of docs/archives.md's table; it
 // is ErrLimit. Limit names which, Max is its value.
@@ -147,11 +201,11 @@ func (e *LimitError) Is(target error) bool { return target == ErrLimit }
 // MemberError reports a member refused by the policy.
 type MemberError struct {
 	Name string // the member's name as it appears in the archive
-	Err  error  // one of the Err* sentinels, possibly wrapped with detail
+	Err  error  // one of the Err* sentinels, or one with what more is known (Refused, *LimitError, *FoldedError)
 }
 
 func (e *MemberError) Error() string {
-	return fmt.Sprintf("member %s: %s", termtext.Quote(e.Name), strings.TrimPrefix(e.Err.Error(), "tarutil: "))
+	return fmt.Sprintf("member %s: %s", termtext.Quote(e.Name), said(e.Err))
 }
 
 func (e *MemberError) Unwrap() error { return e.Err }
@@ -189,7 +243,7 @@ func headerError(hdr *tar.Header, last string, err error) error {
 // early end of the input is ErrTruncated.
 func readError(at streamPlace, member string, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		err = fmt.Errorf("%w: %w", ErrTruncated, err)
+		err = &refusal{reason: ErrTruncated, detail: ": " + said(err), cause: err}
 	}
 	return &streamError{at: at, member: member, err: err}
 }
@@ -231,7 +285,7 @@ func (e *streamError) Error() string {
 	default:
 		where = "end of archive after member " + termtext.Quote(e.member)
 	}
-	return where + ": " + strings.TrimPrefix(e.err.Error(), "tarutil: ")
+	return where + ": " + said(e.err)
 }
 
 func (e *streamError) Unwrap() error { return e.err }

@@ -2,7 +2,6 @@ package tarutil
 
 import (
 	"archive/tar"
-	"fmt"
 	"time"
 
 	"pkg/internal/termtext"
@@ -32,7 +31,7 @@ func (c *checker) checkMember(m *Member, hdr *tar.Header) error {
 		hdr.Name += "/"
 	}
 	if m.Mode&^0o777 != 0 {
-		return &MemberError{Name: m.Name, Err: fmt.Errorf("%w (mode %v)", ErrSpecialBits, m.Mode)}
+		return &MemberError{Name: m.Name, Err: refusedf(ErrSpecialBits, " (mode %v)", m.Mode)}
 	}
 	checked, ok, err := c.check(hdr)
 	var why error
@@ -43,13 +42,13 @@ func (c *checker) checkMember(m *Member, hdr *tar.Header) error {
 		}
 		return err
 	case !ok || checked.Name != m.Name:
-		why = fmt.Errorf("%w: not in canonical form", ErrName)
+		why = refusedf(ErrName, ": not in canonical form")
 	case checked.Linkname != m.Linkname:
-		why = fmt.Errorf("%w: target %s not in canonical form", ErrHardlink, termtext.Quote(m.Linkname))
+		why = refusedf(ErrHardlink, ": target %s not in canonical form", termtext.Quote(m.Linkname))
 	case checked.Size != m.Size:
-		why = fmt.Errorf("%w: %s with %d bytes of data", ErrType, kindName(m.Type), m.Size)
+		why = refusedf(ErrType, ": %s with %d bytes of data", kindName(m.Type), m.Size)
 	case len(c.parents) > 0:
-		why = fmt.Errorf("%w: %s is not listed before it", ErrParent, termtext.Quote(c.parents[0]))
+		why = refusedf(ErrParent, ": %s is not listed before it", termtext.Quote(c.parents[0]))
 	}
 	if why != nil {
 		return &MemberError{Name: m.Name, Err: why}
