@@ -109,6 +109,9 @@ func lockRoot(ctx context.Context, dir string, o Options) (*Root, error) {
 			return nil, err
 		}
 		if stillLinked(lock) {
+			if slices.Contains(m.parts, meta) {
+				removeGone(fds[top]) // what a crash of unmake may have left
+			}
 			return &Root{dir: abs, fd: fds, lock: lock, o: o, umask: umask(), made: m}, nil
 		}
 		lock.Close() // its holder took the root away, having made it: make it anew

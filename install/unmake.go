@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,10 +37,10 @@ func missing(dir string) made {
 
 // unmake takes away, best effort, what Open made of the root r holds locked and empty (no
 // database): bin/ and pkgs/ where empty; .pkg where it holds no more than Open made, the
-// lock, staging and trash, all empty, first renamed away so that a command waiting for the
-// lock finds it gone from its path and opens the root anew (lockRoot), and one coming
-// after makes its own; then the directories of the root's path it made, while empty.
-// rmdir(2) removes no directory another command has put anything in since.
+// lock, staging and trash, all empty, first renamed to goneMeta so that a command waiting
+// for the lock finds it gone from its path and opens the root anew (lockRoot), and one
+// coming after makes its own; then the directories of the root's path it made, while
+// empty. rmdir(2) removes no directory another command has put anything in since.
 func (r *Root) unmake() {
 	for _, p := range []part{bin, pkgs} {
 		if slices.Contains(r.made.parts, p) {
@@ -49,12 +48,8 @@ func (r *Root) unmake() {
 		}
 	}
 	if slices.Contains(r.made.parts, meta) && r.onlyMade() {
-		gone := ".pkg.gone-" + strconv.Itoa(os.Getpid())
-		if unix.Renameat(r.fd[top], ".pkg", r.fd[top], gone) == nil {
-			unix.Unlinkat(r.fd[meta], "staging", unix.AT_REMOVEDIR)
-			unix.Unlinkat(r.fd[meta], "trash", unix.AT_REMOVEDIR)
-			unix.Unlinkat(r.fd[meta], "lock", 0)
-			unix.Unlinkat(r.fd[top], gone, unix.AT_REMOVEDIR)
+		if unix.Renameat(r.fd[top], ".pkg", r.fd[top], goneMeta) == nil {
+			removeGone(r.fd[top])
 		}
 	}
 	for _, d := range r.made.dirs {
@@ -62,6 +57,25 @@ func (r *Root) unmake() {
 			return
 		}
 	}
+}
+
+// goneMeta is where unmake renames the .pkg it takes away, before it empties and removes it.
+const goneMeta = ".pkg.gone"
+
+// removeGone removes, best effort, goneMeta beneath the root's descriptor top, and what
+// unmake leaves in it: the lock and the empty staging and trash. A crash of unmake between
+// its rename and this leaves it; the next Open that makes .pkg again removes it, and
+// nothing that holds anything else.
+func removeGone(top int) {
+	fd, err := unix.Openat(top, goneMeta, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	unix.Unlinkat(fd, "staging", unix.AT_REMOVEDIR)
+	unix.Unlinkat(fd, "trash", unix.AT_REMOVEDIR)
+	unix.Unlinkat(fd, "lock", 0)
+	unix.Close(fd)
+	unix.Unlinkat(top, goneMeta, unix.AT_REMOVEDIR)
 }
 
 // onlyMade reports whether .pkg holds its lock and its staging and trash directories,

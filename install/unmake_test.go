@@ -87,3 +87,38 @@ func TestAbandonKeeps(t *testing.T) {
 		t.Errorf("a file put in .pkg of a root abandoned: %v", err)
 	}
 }
+
+// TestOpenRemovesGone: a crash of unmake between its rename of .pkg and its removal leaves
+// goneMeta, holding the lock and the empty staging and trash; the next Open, making .pkg
+// again, removes it. One that holds anything else (a file of the user's) is kept.
+func TestOpenRemovesGone(t *testing.T) {
+	for _, extra := range []bool{false, true} {
+		dir := t.TempDir()
+		gone := filepath.Join(dir, goneMeta)
+		for _, d := range []string{"staging", "trash"} {
+			if err := os.MkdirAll(filepath.Join(gone, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(gone, "lock"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if extra {
+			if err := os.WriteFile(filepath.Join(gone, "notes"), []byte("mine"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := Open(context.Background(), dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		_, err = os.Lstat(gone)
+		if extra && err != nil {
+			t.Errorf("%s holding a file of the user's: %v, want it kept", goneMeta, err)
+		}
+		if !extra && !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left by a crash: %v, want it removed", goneMeta, err)
+		}
+	}
+}
