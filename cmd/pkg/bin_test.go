@@ -49,7 +49,7 @@ func TestRemoveLinkFails(t *testing.T) {
 
 	out, stderr, code := e.pkg("remove", "hello")
 	unlinked := "pkg: the last change is recorded, but the links of its files in " + e.root + " are not all in place yet: "
-	finish := "pkg: hint: once what stopped it is fixed, run 'pkg verify': it puts the rest of the links in place first"
+	finish := "pkg: hint: once what stopped it is fixed, run '" + e.cmd("verify") + "': it puts the rest of the links in place first"
 	if code != 1 || out != "removed hello 1.2.0\nlibgreet 1.0.0 is no longer needed by another package ('pkg autoremove' removes what is no longer needed)\n" ||
 		!strings.Contains(stderr, unlinked) || !strings.Contains(stderr, finish) {
 		t.Errorf("remove with bin/ immutable: exit %d, %q, %q", code, out, stderr)
@@ -90,7 +90,7 @@ func TestReinstallRestoresLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stderr, code := e.pkg("verify")
-	if code != 1 || !strings.Contains(stderr, "pkg install --reinstall hello restores") {
+	if code != 1 || !strings.Contains(stderr, "'"+e.cmd("install --reinstall hello")+"' restores") {
 		t.Fatalf("verify with bin/hello changed: exit %d, %q", code, stderr)
 	}
 	e.ok("install", "--reinstall", "hello")

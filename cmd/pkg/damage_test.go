@@ -59,7 +59,7 @@ func TestDamagedCache(t *testing.T) {
 				!strings.Contains(stderr, tt.why) || !strings.Contains(stderr, "offline") || strings.Contains(stderr, "fetch:") || strings.Contains(stderr, "tarutil:") {
 				t.Errorf("offline install of damaged hello: exit %d, stderr %q; want 1, damaged, %q, offline, and no package's name of pkg's code", code, stderr, tt.why)
 			}
-			if !strings.Contains(stderr, "pkg: hint: fetch the package again while online ('pkg fetch NAME...'") || strings.Contains(stderr, "index in the cache") {
+			if !strings.Contains(stderr, "pkg: hint: fetch the package again while online ('"+e.cmd("fetch NAME...")+"'") || strings.Contains(stderr, "index in the cache") {
 				t.Errorf("offline install of damaged hello: stderr %q; want a hint to fetch the package online", stderr)
 			}
 			if _, err := os.Stat(tarPath); !os.IsNotExist(err) {
@@ -165,7 +165,7 @@ func TestReinstallDamagedCache(t *testing.T) {
 			f.Close()
 			e.ok("install", "big")
 			out, stderr, code := e.pkg("verify", "--full")
-			if code != 1 || !strings.Contains(out, "big 1.0: modified share/big/data (content)") || !strings.Contains(stderr, "pkg install --reinstall big") {
+			if code != 1 || !strings.Contains(out, "big 1.0: modified share/big/data (content)") || !strings.Contains(stderr, e.cmd("install --reinstall big")) {
 				t.Fatalf("verify --full of the damaged install: exit %d\n%s%s", code, out, stderr)
 			}
 			out, stderr = e.ok("install", "--reinstall", "big")

@@ -161,7 +161,7 @@ func TestInstallDependencyByName(t *testing.T) {
 	if out, _ := e.ok("install", "lib"); out != "lib 1.0 is already installed\n" {
 		t.Errorf("install lib again: %q, want it said installed alone", out)
 	}
-	hint := "pkg: hint: lib was asked for: it stays installed while app needs it, and autoremove keeps it after, as pkg has no command that makes a package asked for a dependency alone (as apt-mark auto does); once nothing needs it, pkg remove lib takes it\n"
+	hint := "pkg: hint: lib was asked for: it stays installed while app needs it, and autoremove keeps it after, as pkg has no command that makes a package asked for a dependency alone (as apt-mark auto does); once nothing needs it, '" + e.cmd("remove lib") + "' takes it\n"
 	if _, stderr, code := e.pkg("remove", "lib"); code != 1 || !strings.HasSuffix(stderr, hint) {
 		t.Errorf("remove lib under app: exit %d, %q; want a refusal ending %q", code, stderr, hint)
 	}

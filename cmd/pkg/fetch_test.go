@@ -230,7 +230,7 @@ func TestOfflineOtherVersion(t *testing.T) {
 	_, stderr, code := e.pkg("--offline", "install", "hello")
 	if code != 1 || !strings.Contains(stderr, "pkg: note: offline: using the index of "+e.repo) ||
 		!strings.Contains(stderr, "pkg: offline: not in the cache: hello 1.2 (the cache holds hello 1.1: ask for hello=1.1)\n"+
-			"pkg: hint: fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)\n") {
+			"pkg: hint: fetch them while online ('"+e.cmd("fetch NAME...")+"' fills the cache), or run without --offline (and PKG_OFFLINE unset)\n") {
 		t.Errorf("offline install of an uncached version: exit %d, %q", code, stderr)
 	}
 	t.Setenv("PKG_OFFLINE", "1")

@@ -33,19 +33,30 @@ type hintRule struct {
 	hint string // with path, its %s is the path err is about (session.PathOf)
 	path bool
 	fn   func(err error, dirs []string) string
+	// online says the commands the hint advises run online: they carry no --offline.
+	online bool
 }
 
 // hints is pkg's advice, by the error it is about, the first rule that matches winning:
-// libraries name no flag or command, so what to type lives here alone.
+// libraries name no flag or command, so what to type lives here alone. A pkg command line
+// to type is written 'pkg ...', in single quotes, with no global option but those its
+// advice is about: hint adds the user's (cmdline.carry).
 var hints = []hintRule{
 	{fn: as(func(fe *session.FormatError) string {
 		return fmt.Sprintf("nothing was changed; a newer pkg wrote this root's database (format %d): upgrade pkg to a release that reads it, or use the one that wrote it", fe.Format)
 	})},
-	{fn: as(func(de *session.DamagedError) string {
-		root := filepath.Dir(filepath.Dir(de.Path))
-		return fmt.Sprintf("nothing was changed; 'pkg --root %s verify --repair' records the packages in %s again from their trees and the cache, deleting nothing and keeping the damaged file",
-			shell.Quote(root), filepath.Join(root, "pkgs"))
-	})},
+	{fn: func(err error, dirs []string) string {
+		de := (*session.DamagedError)(nil)
+		if !errors.As(err, &de) {
+			return ""
+		}
+		root, verify := filepath.Dir(filepath.Dir(de.Path)), "verify"
+		if len(dirs) == 0 || root != dirs[0] { // another root than the command's, as cache prune reads
+			verify = "--root " + shell.Quote(root) + " verify"
+		}
+		return fmt.Sprintf("nothing was changed; 'pkg %s --repair' records the packages in %s again from their trees and the cache, deleting nothing and keeping the damaged file",
+			verify, filepath.Join(root, "pkgs"))
+	}},
 	{fn: as(func(gr *goneRepairError) string {
 		ge := (*session.GoneError)(nil)
 		errors.As(gr, &ge)
@@ -186,10 +197,10 @@ var hints = []hintRule{
 	{fn: as(func(he *txn.HeldError) string {
 		h := he.Held[0]
 		if h.Detail.Package.Kind == repo.KindNPM { // its hold is that version's alone
-			return fmt.Sprintf("an npm version asked for with a version or range is held to it; to move it, name it with a new one: pkg upgrade %s holds it there, pkg install %s takes the newest in its place unless a newer version of %s is installed (then 'pkg remove %s@%s' lets it go)",
+			return fmt.Sprintf("an npm version asked for with a version or range is held to it; to move it, name it with a new one: 'pkg upgrade %s' holds it there, 'pkg install %s' takes the newest in its place unless a newer version of %s is installed (then 'pkg remove %s@%s' lets it go)",
 				shell.Quote(h.Name+">="+h.Newest), h.Name, h.Name, h.Name, h.From)
 		}
-		return fmt.Sprintf("a package asked for with a version or constraint is held to it; to move it, name it with a new one: pkg upgrade %s (or pkg install %s@%s) holds it there, pkg install %s takes the newest and holds it no more",
+		return fmt.Sprintf("a package asked for with a version or constraint is held to it; to move it, name it with a new one: 'pkg upgrade %s' (or 'pkg install %s@%s') holds it there, 'pkg install %s' takes the newest and holds it no more",
 			shell.Quote(h.Name+">="+h.Newest), h.Name, h.Newest, h.Name)
 	})},
 	{fn: as(func(de *session.DependentsError) string {
@@ -210,7 +221,7 @@ var hints = []hintRule{
 		case len(names) == 1:
 			them = names[0] + " needs it"
 		}
-		return fmt.Sprintf("%s was asked for: it stays installed while %s, and autoremove keeps it after, as pkg has no command that makes a package asked for a dependency alone (as apt-mark auto does); once nothing needs it, pkg remove %s takes it",
+		return fmt.Sprintf("%s was asked for: it stays installed while %s, and autoremove keeps it after, as pkg has no command that makes a package asked for a dependency alone (as apt-mark auto does); once nothing needs it, 'pkg remove %s' takes it",
 			shell.Quote(de.Removed.Name), them, shell.Quote(de.Removed.Key()))
 	})},
 	{fn: as(func(ne *session.NeededError) string {
@@ -221,7 +232,7 @@ var hints = []hintRule{
 	})},
 	{fn: as(func(ce *runner.CommandError) string { // one with commands is run's usage error (run.go)
 		name := shell.Quote(ce.Package)
-		return fmt.Sprintf("%s declares no commands (of a .deb, its executables in usr/bin, bin, usr/sbin and sbin), and --cmd takes a command's name, not a path: to run one of its files, pkg install %s, then run it by its path in the root ('pkg files %s' lists them)",
+		return fmt.Sprintf("%s declares no commands (of a .deb, its executables in usr/bin, bin, usr/sbin and sbin), and --cmd takes a command's name, not a path: to run one of its files, 'pkg install %s', then run it by its path in the root ('pkg files %s' lists them)",
 			name, name, name)
 	})},
 	{fn: as(func(be *repo.BelowError) string {
@@ -229,7 +240,7 @@ var hints = []hintRule{
 		if len(be.Installed) > 1 {
 			beside = "those installed"
 		}
-		return fmt.Sprintf("pkg install %s installs that version beside %s", shell.Quote(be.Requirement.String()), beside)
+		return fmt.Sprintf("'pkg install %s' installs that version beside %s", shell.Quote(be.Requirement.String()), beside)
 	})},
 	{fn: as(func(ne *session.RepoNameError) string {
 		if ne.File != "" {
@@ -258,10 +269,10 @@ var hints = []hintRule{
 	{err: pin.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{fn: as(func(oe *offlineSyncError) string {
 		return fmt.Sprintf("run 'pkg sync -f %s' online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins from its repositories (restore one moved away, or name where it is now with --repo NAME=LOCATION)", shell.Quote(oe.Path))
-	})},
+	}), online: true},
 	{fn: as(sizeHint)},
 	{fn: as(func(se *session.SizeError) string { return sizeHint(&sizeError{error: se}) })}, // of a command that changes no root
-	{fn: asHint[*txn.NotCachedError]("fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)")},
+	{fn: asHint[*txn.NotCachedError]("fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"), online: true},
 	{err: session.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
 	{err: session.ErrCutShort, hint: "'pkg verify' undoes it now, as the next install does first"},
 	{err: session.ErrLocked, hint: "run the command again once that one is done, or let it wait longer with --lock-timeout (0 waits for as long as it takes)"},
@@ -287,8 +298,8 @@ var hints = []hintRule{
 	{is: session.PinRefused, hint: pinHint},
 	{fn: asHint[*pushUnreachableError]("check the network, and that the registry named above is up, then push again: it sends only the blobs the registry does not have yet")},
 	{err: session.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
-	{is: damagedOffline, hint: "fetch the package again while online ('pkg fetch NAME...' puts it back in the cache), or run without --offline (and PKG_OFFLINE unset)"},
-	{fn: asHint[*session.MirrorOfflineError]("run 'pkg mirror' online, without --offline (and PKG_OFFLINE unset): offline it mirrors only the archives the directory has already, and writes no index while it lacks one")},
+	{is: damagedOffline, hint: "fetch the package again while online ('pkg fetch NAME...' puts it back in the cache), or run without --offline (and PKG_OFFLINE unset)", online: true},
+	{fn: asHint[*session.MirrorOfflineError]("run 'pkg mirror' online, without --offline (and PKG_OFFLINE unset): offline it mirrors only the archives the directory has already, and writes no index while it lacks one"), online: true},
 	{err: session.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
 	{fn: as(lockRepoHint)},
 	{fn: as(func(ce *session.ConfiguredError) string {
@@ -352,18 +363,23 @@ func whyAllHint(key string) string {
 	return fmt.Sprintf("'pkg why %s' names every package that needs it, and how each one asked for does", shell.Quote(key))
 }
 
-// hint returns what to do about err, given the root and the cache (dirs), or "".
-func hint(err error, dirs []string) string {
+// hint returns what to do about err, or "", its pkg command lines carrying what they
+// take of the user's (l, nil for none).
+func hint(err error, l *cmdline) string {
+	var dirs []string
+	if l != nil {
+		dirs = l.dirs
+	}
 	for _, h := range hints {
 		switch {
 		case h.err != nil && errors.Is(err, h.err) || h.is != nil && h.is(err):
 			if h.path {
-				return fmt.Sprintf(h.hint, cmp.Or(session.PathOf(err), "the root or the cache"))
+				return l.carry(fmt.Sprintf(h.hint, cmp.Or(session.PathOf(err), "the root or the cache")), h.online)
 			}
-			return h.hint
+			return l.carry(h.hint, h.online)
 		case h.fn != nil:
 			if s := h.fn(err, dirs); s != "" {
-				return s
+				return l.carry(s, h.online)
 			}
 		}
 	}
@@ -494,7 +510,7 @@ func outdatedHint(oe *txn.OutdatedError) string {
 		}
 		args = append(args, shell.Quote(r.String()))
 	}
-	return fmt.Sprintf("the repositories no longer meet %s, which %s records (so 'pkg lock -o %s' refuses it too): name the packages to lock, %s by name alone: %s",
+	return fmt.Sprintf("the repositories no longer meet %s, which %s records (so 'pkg lock -o %s' refuses it too): name the packages to lock, %s by name alone: '%s'",
 		repo.JoinRequirements(oe.Unresolved), shell.Quote(oe.Path), shell.Quote(oe.Path), repo.JoinRequirements(oe.Unresolved), strings.Join(args, " "))
 }
 

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -50,10 +52,10 @@ func TestLibraryErrorHints(t *testing.T) {
 		{fmt.Errorf("pkg.lock was made from an index of repository r verified by key k, %w", pin.ErrLockUntrusted), "--trusted-key for one command"},
 		{&txn.OutdatedError{Path: "ci.lock", Err: errors.New("repo: lockfile is out of date")}, "run 'pkg lock -o ci.lock' to update it"},
 		{&txn.OutdatedError{Path: "ci.lock", Requires: []repo.Requirement{{Repo: "team", Name: "hello", Constraints: []repo.Constraint{{Op: "=", Version: "2.0"}}}, {Name: "tool"}}, Unresolved: []repo.Requirement{{Repo: "team", Name: "hello", Constraints: []repo.Constraint{{Op: "=", Version: "2.0"}}}}, Err: errors.New("repo: lockfile is out of date")},
-			"name the packages to lock, team/hello=2.0 by name alone: pkg lock -o ci.lock team/hello tool"},
+			"name the packages to lock, team/hello=2.0 by name alone: 'pkg lock -o ci.lock team/hello tool'"},
 		{&txn.RepublishedError{Name: "lib", Version: "1"}, "'pkg upgrade lib' takes the repository's"},
 		{&runner.CommandError{Package: "golang-1.19-go", Version: "1.19.8-2"},
-			"--cmd takes a command's name, not a path: to run one of its files, pkg install golang-1.19-go, then run it by its path in the root ('pkg files golang-1.19-go' lists them)"},
+			"--cmd takes a command's name, not a path: to run one of its files, 'pkg install golang-1.19-go', then run it by its path in the root ('pkg files golang-1.19-go' lists them)"},
 		{&trust.PinnedError{Repo: "https://r.example/", Version: 5, KeyIDs: []string{"k1"}, SignedBy: []string{"k1"}}, "so that pkg can check the index's signature"},
 		{&trust.PinnedError{Repo: "https://r.example/", Version: 5, KeyIDs: []string{"k1"}, SignedBy: []string{"k2"}}, "if the publisher changed keys"},
 		{fmt.Errorf("%w: no saved index of x", fetch.ErrOffline), "to save the repository's index in the cache"},
@@ -319,5 +321,75 @@ func TestNewerFormatHint(t *testing.T) {
 		case !tt.newer && tt.lockfile && got != lockHint:
 			t.Errorf("lockfile format %s: %v, hint %q; want a damaged lockfile's, %q", tt.format, err, got, lockHint)
 		}
+	}
+}
+
+// TestHintCarriesGlobals runs a command whose hint names a pkg command line: it carries
+// the --root and --cache given, quoted for a shell, the --offline given, and nothing of a
+// command run on the default root and cache, nor what the environment gives.
+func TestHintCarriesGlobals(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "my pkg")
+	lock := filepath.Join(base, "bad.lock")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_DATA_HOME", filepath.Join(base, "data"))
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(base, "cache home"))
+	root, cache := filepath.Join(base, "root"), filepath.Join(base, "cache")
+	const advice = " lock -o FILE NAME...'\n"
+	for _, tt := range []struct {
+		env, args []string
+		want      string
+	}{
+		{nil, []string{"--root", root, "--cache", cache}, "'pkg --root '" + root + "' --cache '" + cache + "'"},
+		{nil, []string{"--offline", "--cache", cache, "-q", "-j", "2"}, "'pkg --cache '" + cache + "' --offline"},
+		{nil, nil, "'pkg"},
+		{[]string{"PKG_ROOT", root}, []string{"--root", root}, "'pkg"}, // the environment's, as given
+		{[]string{"PKG_ROOT", root}, []string{"--root", cache}, "'pkg --root '" + cache + "'"},
+		{[]string{"PKG_OFFLINE", "1"}, nil, "'pkg"},
+	} {
+		if tt.env != nil {
+			t.Setenv(tt.env[0], tt.env[1])
+		}
+		var stderr bytes.Buffer
+		code := run(append(append([]string{"pkg"}, tt.args...), "sync", "-f", lock), io.Discard, &stderr)
+		if want := tt.want + advice; code != 1 || !strings.HasSuffix(stderr.String(), want) {
+			t.Errorf("pkg %s sync of a damaged lockfile (%v): exit %d, %q; want the hint ending %q", strings.Join(tt.args, " "), tt.env, code, stderr.String(), want)
+		}
+		if tt.env != nil {
+			os.Unsetenv(tt.env[0])
+		}
+	}
+}
+
+// TestCarry checks what the pkg command lines of advice take of the user's: the global
+// options given, but those a line gives itself, and --offline where it is to run online;
+// nothing in what is not a command line of pkg's.
+func TestCarry(t *testing.T) {
+	l := &cmdline{
+		globals: [][2]string{{"--root", "'/a b'"}, {"--repo", "r=/x"}, {"--offline", ""}},
+	}
+	for _, tt := range []struct {
+		text   string
+		online bool
+		want   string
+	}{
+		{"run 'pkg verify': it", false, "run 'pkg --root '/a b' --repo r=/x --offline verify': it"},
+		{"'pkg sync -f x.lock' online", true, "'pkg --root '/a b' --repo r=/x sync -f x.lock' online"},
+		{"with 'pkg --repo t=LOCATION sync -f x.lock'", false, "with 'pkg --root '/a b' --offline --repo t=LOCATION sync -f x.lock'"},
+		{"'pkg --root '/c d' verify --repair'", false, "'pkg --repo r=/x --offline --root '/c d' verify --repair'"},
+		{"'pkg lock -o x.lock' and 'pkg --offline install a'", false, "'pkg --root '/a b' --repo r=/x --offline lock -o x.lock' and 'pkg --root '/a b' --repo r=/x --offline install a'"},
+		{"('pkg --version' names it); as pkg lock wrote it", false, "('pkg --version' names it); as pkg lock wrote it"},
+		{"'pkg nosuch x'", false, "'pkg nosuch x'"},
+	} {
+		if got := l.carry(tt.text, tt.online); got != tt.want {
+			t.Errorf("carry(%q, online %v) =\n%q, want\n%q", tt.text, tt.online, got, tt.want)
+		}
+	}
+	if got := (*cmdline)(nil).carry("'pkg verify'", false); got != "'pkg verify'" {
+		t.Errorf("nil carry = %q", got)
 	}
 }

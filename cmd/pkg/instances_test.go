@@ -201,7 +201,7 @@ func TestNPMInstances(t *testing.T) {
 		t.Errorf("autoremove --dry-run: %v %q", err, out)
 	}
 	if _, stderr, code := e.pkg("remove", "dep"); code != 1 || !strings.Contains(stderr, "dep@1.1.0, dep@2.0.1") ||
-		!strings.Contains(stderr, "pkg: hint: name one as NAME@VERSION: 'pkg remove dep@2.0.1'") {
+		!strings.Contains(stderr, "pkg: hint: name one as NAME@VERSION: '"+e.cmd("remove dep@2.0.1")+"'") {
 		t.Errorf("remove dep: exit %d, %q; want a refusal naming both versions", code, stderr)
 	}
 	if _, stderr, code := e.pkg("remove", "dep@1.1.0"); code == 0 || !strings.Contains(stderr, "a 1.0.0 depends on it") {
@@ -480,7 +480,7 @@ func TestNPMReinstallLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, stderr, code := e.pkg("verify")
-	if code != 1 || !strings.Contains(stdout, "dep 2.0.0: missing "+link) || !strings.Contains(stderr, "pkg install --reinstall dep@2.0.0 restores") {
+	if code != 1 || !strings.Contains(stdout, "dep 2.0.0: missing "+link) || !strings.Contains(stderr, "'"+e.cmd("install --reinstall dep@2.0.0")+"' restores") {
 		t.Fatalf("verify without dep 2's link to ms: exit %d, %q, %q; want the link found and dep@2.0.0 named", code, stdout, stderr)
 	}
 	e.ok("install", "--reinstall", "dep@2.0.0")
@@ -506,7 +506,7 @@ func TestNPMUpgradeHeld(t *testing.T) {
 	const held = "semver 7.5.4 is held by its request semver@7.5.4 (newest 7.6.3)"
 	for _, args := range [][]string{{"upgrade", "semver"}, {"upgrade", "-n", "semver"}} {
 		if out, stderr, code := e.pkg(args...); code != 1 || !strings.Contains(stderr, "upgrade semver: "+held) || out != "" ||
-			!strings.Contains(stderr, "pkg install semver takes the newest in its place") {
+			!strings.Contains(stderr, "'"+e.cmd("install semver")+"' takes the newest in its place") {
 			t.Errorf("%v: exit %d, %q, %q; want a refusal saying semver is held", args, code, out, stderr)
 		}
 	}
@@ -609,7 +609,7 @@ func TestNPMUpgradeTwoRequested(t *testing.T) {
 	for _, args := range [][]string{{"upgrade", "-n", "debug"}, {"upgrade", "debug"}} {
 		if out, stderr, code := e.pkg(args...); code != 1 || strings.Contains(out, "remove") ||
 			!strings.Contains(stderr, "upgrade debug: debug 4.3.4 is held by its request debug@4.3.4 (newest 4.3.7)") ||
-			!strings.Contains(stderr, "'pkg remove debug@4.3.4' lets it go") {
+			!strings.Contains(stderr, "'"+e.cmd("remove debug@4.3.4")+"' lets it go") {
 			t.Errorf("%v: exit %d, %q, %q; want a refusal saying debug 4.3.4 is held", args, code, out, stderr)
 		}
 	}
@@ -679,7 +679,7 @@ func TestNPMUpgradeAbove(t *testing.T) {
 		for _, v := range []string{"5.0.0", "5.1.0", "6.0.0"} {
 			addNPM(t, base, "tool", v)
 		}
-		if _, stderr, code := e.pkg("upgrade", "tool@npm:<4"); code != 1 || !strings.Contains(stderr, "pkg: hint: pkg install 'tool@npm:<4' installs that version beside") {
+		if _, stderr, code := e.pkg("upgrade", "tool@npm:<4"); code != 1 || !strings.Contains(stderr, "pkg: hint: '"+e.cmd("install 'tool@npm:<4'")+"' installs that version beside") {
 			t.Errorf("upgrade tool@npm:<4 of tool 4.0.0: exit %d, %q; want a refusal and its hint", code, stderr)
 		}
 		if out, stderr, code := e.pkg("upgrade", tt.given); code != 0 || !strings.Contains(out, "upgraded tool 4.0.0 to "+tt.want) {
@@ -972,7 +972,7 @@ func TestNPMReinstallGoneTree(t *testing.T) {
 	if err := os.Remove(holder); err != nil {
 		t.Fatal(err)
 	}
-	if out, stderr, code := e.pkg("verify"); code != 1 || out != "ms 2.1.2: missing "+holder+" (placeholder of a folded directory)\n" || !strings.Contains(stderr, "pkg install --reinstall ms@2.1.2 restores") {
+	if out, stderr, code := e.pkg("verify"); code != 1 || out != "ms 2.1.2: missing "+holder+" (placeholder of a folded directory)\n" || !strings.Contains(stderr, "'"+e.cmd("install --reinstall ms@2.1.2")+"' restores") {
 		t.Errorf("verify without ms's placeholder: exit %d, %q, %q", code, out, stderr)
 	}
 	e.ok("--offline", "install", "--reinstall", "ms@2.1.2")

@@ -244,7 +244,7 @@ func TestInstallLocalNPMOverPlain(t *testing.T) {
 	}
 	writeFile(t, files, "tool-1.0.0.tgz", tarball(`{"name":"tool","version":"1.0.0","dependencies":{"ms":"^2.1.0"}}`))
 	_, errOut, code := e.pkg("install", "./tool-1.0.0.tgz")
-	if code == 0 || !strings.Contains(errOut, "'pkg remove tool' first") {
+	if code == 0 || !strings.Contains(errOut, "'"+e.cmd("remove tool")+"' first") {
 		t.Errorf("install of npm's tarball over its plain install: exit %d, stderr %q, want a refusal saying to remove tool", code, errOut)
 	}
 	if got, asked := e.installed(), e.requested(); got != "tool 1.0.0" || asked != "tool 1.0.0" {
@@ -358,7 +358,7 @@ func TestInstallLocalArchiveOffline(t *testing.T) {
 	}
 	e.ok("cache", "clean")
 	_, stderr, code := e.pkg("install", "--reinstall", "tool")
-	if want := "pkg: hint: put " + tar + " back as it was, or take a repository's version with 'pkg install REPO/NAME'\n"; code != 1 || !strings.HasSuffix(stderr, want) {
+	if want := "pkg: hint: put " + tar + " back as it was, or take a repository's version with '" + e.cmd("install REPO/NAME") + "'\n"; code != 1 || !strings.HasSuffix(stderr, want) {
 		t.Errorf("reinstall with the file gone: exit %d, %q; want the hint %q", code, stderr, want)
 	}
 }

@@ -40,10 +40,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	app := newApp(stdout, stderr)
-	var dirs []string // the root and the cache, once known
+	var line *cmdline // what advice carries of the command line, once parsed
 	app.Before = func(c *cli.Context) error {
+		line = givenGlobals(c)
+		c.App.Metadata["cmdline"] = line
 		err := defaultDirs(c)
-		dirs = []string{c.String("root"), c.String("cache")}
+		line.dirs = []string{c.String("root"), c.String("cache")}
 		return err
 	}
 	ctx, stop := process.Interruptible()
@@ -71,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pkg: interrupted")
 		return 130
 	}
-	return fail(stderr, 1, err, hint(err, dirs))
+	return fail(stderr, 1, err, hint(err, line))
 }
 
 // version is pkg's version from runtime/debug's copy of the build record, in memory: every
@@ -158,6 +160,6 @@ func warn(c *cli.Context, format string, args ...any) {
 // unless --quiet, which leaves out the warning.
 func advise(c *cli.Context, format string, args ...any) {
 	if !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "pkg: hint: "+format+"\n", args...)
+		fmt.Fprintf(c.App.ErrWriter, "pkg: hint: %s\n", cmdlineOf(c).carry(fmt.Sprintf(format, args...), false))
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"pkg/db"
 	"pkg/fetch"
 	"pkg/install"
+	"pkg/internal/shell"
 	"pkg/internal/statfs"
 	"pkg/internal/testfs"
 	"pkg/pkgtest/testrepo"
@@ -355,13 +356,13 @@ func TestRemoveManyDependents(t *testing.T) {
 	e.ok("install", "lib", "meta", "app2", "app1")
 	_, stderr, code := e.pkg("remove", "lib")
 	want := "pkg: remove lib: 8 packages depend on it: app1 1, app2 1, meta 1, asked for, and app3 1, app4 1, and 3 more (remove them too, or first)\n" +
-		"pkg: hint: lib was asked for: it stays installed while 8 packages need it ('pkg why lib' names every package that needs it, and how each one asked for does), and autoremove keeps it after"
+		"pkg: hint: lib was asked for: it stays installed while 8 packages need it ('" + e.cmd("why lib") + "' names every package that needs it, and how each one asked for does), and autoremove keeps it after"
 	if code != 1 || !strings.HasPrefix(stderr, want) {
 		t.Errorf("remove lib: exit %d, %q; want %q", code, stderr, want)
 	}
 	_, stderr, code = e.pkg("remove", "lib", "app1")
 	want = "pkg: remove lib: 7 packages depend on it: app2 1, meta 1, asked for, and app3 1, app4 1, app5 1, and 2 more (remove them too, or first)\n"
-	if code != 1 || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "'pkg why lib' names every package") {
+	if code != 1 || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "'"+e.cmd("why lib")+"' names every package") {
 		t.Errorf("remove lib app1: exit %d, %q; want %q and the hint", code, stderr, want)
 	}
 }
@@ -848,4 +849,14 @@ func TestNoHomeNoDefaultDirs(t *testing.T) {
 			t.Errorf("%q with no home: exit %d, %q", args, code, er.String())
 		}
 	}
+}
+
+// cmd returns the pkg command line "pkg ARGS" as advice gives it to the env's user: with
+// the env's global options, as pkg carries them.
+func (e *env) cmd(args string) string {
+	line := "pkg --root " + shell.Quote(e.root) + " --cache " + shell.Quote(e.cache) + " "
+	if e.repo != "" {
+		line += "--repo " + shell.Quote(e.repo) + " "
+	}
+	return line + args
 }

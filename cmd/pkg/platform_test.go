@@ -96,7 +96,7 @@ func TestPlatforms(t *testing.T) {
 	if want := "pkg: lockfile " + otherLock + " locks packages for " + other + " only; this machine is " + repo.Host; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("sync of a lock for %s: exit %d, %q; want %q", other, code, stderr, want)
 	}
-	if want := "pkg: hint: lock it for " + repo.Host + " too, keeping its platforms: 'pkg lock -o " + otherLock + " --platform " + other + "," + repo.Host + "'"; !strings.Contains(stderr, want) {
+	if want := "pkg: hint: lock it for " + repo.Host + " too, keeping its platforms: '" + e.cmd("lock -o "+otherLock) + " --platform " + other + "," + repo.Host + "'"; !strings.Contains(stderr, want) {
 		t.Errorf("sync of a lock for %s: %q; want the hint %q", other, stderr, want)
 	}
 	testfs.SameTree(t, "root", rootTree(t, e.root), before)

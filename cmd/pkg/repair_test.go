@@ -149,7 +149,7 @@ func TestRepairNPMWithoutRepo(t *testing.T) {
 	if out, stderr, code := repair(); code != 1 || !strings.HasPrefix(out, "recorded 2 packages again from their trees: app 1.0.0, dep 1.0.0\n") ||
 		!strings.Contains(out, "app 1.0.0: incomplete") ||
 		!strings.Contains(stderr, "no index or record to describe app 1.0.0, dep 1.0.0 (no repository is given)") ||
-		!strings.Contains(stderr, "'pkg --repo URL install --reinstall app@1.0.0 dep@1.0.0'") {
+		!strings.Contains(stderr, "'pkg --root "+e.root+" --cache "+e.cache+" --repo URL install --reinstall app@1.0.0 dep@1.0.0'") {
 		t.Fatalf("verify --repair of a damaged database without a repository: exit %d\n%s%s", code, out, stderr)
 	}
 	if got := e.installed(); got != "app 1.0.0, dep 1.0.0" {
@@ -183,7 +183,7 @@ func TestRepairWithoutRepoIncomplete(t *testing.T) {
 	}
 	out, stderr, code := norepo("verify", "--repair")
 	if code != 1 || !strings.Contains(out, "tool 1.0: incomplete (") ||
-		!strings.Contains(stderr, "pkg: hint: 'pkg sync -f LOCKFILE'") || !strings.Contains(stderr, "'pkg --repo URL install --reinstall lib tool'") {
+		!strings.Contains(stderr, "pkg: hint: 'pkg --root "+e.root+" --cache "+e.cache+" sync -f LOCKFILE'") || !strings.Contains(stderr, "'pkg --root "+e.root+" --cache "+e.cache+" --repo URL install --reinstall lib tool'") {
 		t.Fatalf("verify --repair without a repository or records: exit %d\n%s%s", code, out, stderr)
 	}
 	out, _, code = norepo("verify", "--json")
@@ -468,7 +468,7 @@ func TestRepairGoneDependency(t *testing.T) {
 	}
 	_, stderr, code := e.pkg("verify", "--repair")
 	want := "pkg: repair: lib 1.0 is recorded, but its tree " + tree + " is gone (app 1.0 depends on it): nothing was changed\n" +
-		"pkg: hint: the database is not damaged: 'pkg install --reinstall lib' puts back what is gone"
+		"pkg: hint: the database is not damaged: '" + e.cmd("install --reinstall lib") + "' puts back what is gone"
 	if code != 1 || !strings.Contains(stderr, want) {
 		t.Fatalf("verify --repair with lib's tree gone: exit %d\n%s\nwant %q", code, stderr, want)
 	}
@@ -492,7 +492,7 @@ func TestRepairGoneDependency(t *testing.T) {
 		!strings.Contains(stderr, "pkg: warning: lib 1.0, whose tree is gone, left 3 paths in the root that pkg cannot tell from yours: kept in "+filepath.Join(e.root, ".pkg", "saved", "lib-1.0-root.")) ||
 		!strings.Contains(stderr, ": bin/lib, lib/liblib.so.1, share/doc/lib/copyright\n") ||
 		out != "recorded 1 package again from their trees: app 1.0\napp 1.0: missing lib>=1 (dependency)\n" ||
-		!strings.Contains(stderr, "pkg: verify: 1 problem found; pkg install --reinstall app restores what was installed (keeping what you changed in .pkg/saved), installing the dependencies app lacks\n") {
+		!strings.Contains(stderr, "pkg: verify: 1 problem found; '"+e.cmd("install --reinstall app")+"' restores what was installed (keeping what you changed in .pkg/saved), installing the dependencies app lacks\n") {
 		t.Fatalf("verify --repair of a stale database with lib's tree gone: exit %d\n%s%s", code, out, stderr)
 	}
 	out, _, code = e.pkg("verify", "--json")
@@ -532,7 +532,7 @@ func TestRepairGoneNPMDependency(t *testing.T) {
 	}
 	out, stderr, code := e.pkg("verify", "--repair")
 	if code != 1 || out != "recorded 1 package again from their trees: debug 2.6.9\ndebug 2.6.9: missing ms@npm:2.0.0 (dependency)\n" ||
-		!strings.Contains(stderr, "pkg: verify: 1 problem found; pkg install --reinstall debug@2.6.9 restores what was installed (keeping what you changed in .pkg/saved), installing the dependencies debug@2.6.9 lacks\n") {
+		!strings.Contains(stderr, "pkg: verify: 1 problem found; '"+e.cmd("install --reinstall debug@2.6.9")+"' restores what was installed (keeping what you changed in .pkg/saved), installing the dependencies debug@2.6.9 lacks\n") {
 		t.Fatalf("verify --repair with ms's tree gone: exit %d\n%s%s", code, out, stderr)
 	}
 	e.ok("install", "--reinstall", "debug@2.6.9")
@@ -570,7 +570,7 @@ func TestRepairGoneRequested(t *testing.T) {
 	want := "pkg: note: recorded no package again: pkgs/ holds no tree\n" +
 		"pkg: warning: lib 1.0 is not recorded again: its tree " + tree + " is gone\n" +
 		"pkg: warning: lib 1.0, whose tree is gone, left 2 paths in the root that pkg cannot tell from yours: kept in " + filepath.Join(e.root, ".pkg", "saved", "lib-1.0-root.")
-	hint := "pkg: hint: you asked for lib 1.0: 'pkg install 'lib>=1'' installs it again, as asked for\n"
+	hint := "pkg: hint: you asked for lib 1.0: '" + e.cmd("install 'lib>=1'") + "' installs it again, as asked for\n"
 	if v := decode[report.Verify](t, "verify --repair --json", out, report.VerifySchema); !strings.Contains(stderr, want) || !strings.Contains(stderr, ": bin/lib, lib/liblib.so.1\n"+hint) || v.Packages != 0 {
 		t.Fatalf("verify --repair --json with lib's tree gone:\n%s%s\nwant %q and %q on stderr, and the JSON alone on stdout", out, stderr, want, hint)
 	}
@@ -606,7 +606,7 @@ func TestRepairGoneWithoutRepo(t *testing.T) {
 		return stderr.String(), code
 	}
 	stderr, code := repoless("verify", "--repair")
-	advice := "pkg: hint: the database is not damaged: 'pkg --offline install --reinstall lib' puts back what is gone"
+	advice := "pkg: hint: the database is not damaged: 'pkg --root " + e.root + " --cache " + e.cache + " --offline install --reinstall lib' puts back what is gone"
 	if code != 1 || !strings.Contains(stderr, advice) {
 		t.Fatalf("verify --repair with no repository: exit %d\n%s\nwant %q", code, stderr, advice)
 	}

@@ -76,7 +76,7 @@ func TestPinRepoGone(t *testing.T) {
 	for _, args := range [][]string{{"upgrade", "tool"}, {"install", "--reinstall", "tool"}} {
 		_, stderr, code := e.pkg(args...)
 		if code != 1 || !strings.Contains(stderr, "tool 2.0 was asked for from repository b, which is not in use") ||
-			!strings.Contains(stderr, "--repo b=URL") || !strings.Contains(stderr, "'pkg install tool'") || strings.Contains(stderr, "did you mean") {
+			!strings.Contains(stderr, "--repo b=URL") || !strings.Contains(stderr, "'"+e.cmd("install tool")+"'") || strings.Contains(stderr, "did you mean") {
 			t.Errorf("%v with b gone: exit %d\n%s", args, code, stderr)
 		}
 	}

@@ -148,7 +148,7 @@ func TestSignedRefusals(t *testing.T) {
 	r.publisher().ok("repo", "sign", r.dir, "--key", other)
 	_, stderr, code := e.pkg("install", "hello")
 	for _, want := range []string{r.url, "is signed by key " + keyID(t, otherPub) + ", which is not trusted", "pinned repository demo",
-		"\npkg: hint: once pkg accepted a signed index", "'pkg trust add KEY'", "'pkg repo forget' unpins it"} {
+		"\npkg: hint: once pkg accepted a signed index", "'" + e.cmd("trust add KEY") + "'", "'" + e.cmd("repo forget") + "' unpins it"} {
 		if code != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("install of an index signed by an untrusted key: exit %d, stderr lacks %q:\n%s", code, want, stderr)
 		}
@@ -329,7 +329,7 @@ func TestLockSigned(t *testing.T) {
 	unsigned := filepath.Join(t.TempDir(), "unsigned.lock")
 	e.ok("--cache", t.TempDir(), "lock", "-o", unsigned, "hello")
 	_, stderr, code := e.pkg("--require-signed", "sync", "-f", unsigned)
-	if code != 1 || !strings.Contains(stderr, unsigned+" does not say it was made from a verified index, and signatures are required\npkg: hint: lock it again with the publisher's key ('pkg lock --trusted-key KEY'") {
+	if code != 1 || !strings.Contains(stderr, unsigned+" does not say it was made from a verified index, and signatures are required\npkg: hint: lock it again with the publisher's key ('"+e.cmd("--require-signed lock --trusted-key KEY")+"'") {
 		t.Errorf("sync --require-signed of a lockfile made without the key: exit %d, %q", code, stderr)
 	}
 }

@@ -199,7 +199,7 @@ func TestSyncFailsOnChangedArchive(t *testing.T) {
 	checkDBEmpty(t, e.root)
 
 	_, stderr, code = e.pkg("sync", "-f", lock, "--frozen")
-	if code != 1 || !strings.Contains(stderr, "lib 1.5 is locked with sha256 "+hex.EncodeToString(oldSum[:])) || !strings.Contains(stderr, "\npkg: hint: run 'pkg lock -o "+lock+"' to update it\n") {
+	if code != 1 || !strings.Contains(stderr, "lib 1.5 is locked with sha256 "+hex.EncodeToString(oldSum[:])) || !strings.Contains(stderr, "\npkg: hint: run '"+e.cmd("lock -o "+lock)+"' to update it\n") {
 		t.Errorf("sync --frozen of a changed archive: exit %d, %q", code, stderr)
 	}
 }
@@ -221,7 +221,7 @@ func TestSyncFrozen(t *testing.T) {
 		}
 	}
 	// A name it records already: the hint syncs the lockfile as it is, never locks that name alone.
-	if _, stderr, _ := e.pkg("sync", "-f", lock, "app"); !strings.Contains(stderr, "\npkg: hint: 'pkg sync -f "+lock+"' with no names syncs what it locks\n") {
+	if _, stderr, _ := e.pkg("sync", "-f", lock, "app"); !strings.Contains(stderr, "\npkg: hint: '"+e.cmd("sync -f "+lock)+"' with no names syncs what it locks\n") {
 		t.Errorf("sync app: %q", stderr)
 	}
 
@@ -260,7 +260,7 @@ func TestSyncFrozenUnresolved(t *testing.T) {
 	e.ok("lock", "-o", lock, "hello=2.0", "lib>=1,<2")
 	e.ok("repo", "remove", dir, "hello=2.0")
 	_, stderr, code := e.pkg("sync", "--frozen", "-f", lock)
-	want := "the repositories no longer meet hello=2.0, which " + lock + " records (so 'pkg lock -o " + lock + "' refuses it too): name the packages to lock, hello=2.0 by name alone: pkg lock -o " + lock + " hello 'lib>=1,<2'\n"
+	want := "the repositories no longer meet hello=2.0, which " + lock + " records (so '" + e.cmd("lock -o "+lock) + "' refuses it too): name the packages to lock, hello=2.0 by name alone: '" + e.cmd("lock -o "+lock+" hello 'lib>=1,<2'") + "'\n"
 	if code != 1 || !strings.Contains(stderr, "its requirements no longer resolve") || !strings.Contains(stderr, "pkg: hint: ") || !strings.Contains(stderr, want) {
 		t.Fatalf("sync --frozen of a lockfile whose requirement is gone: exit %d, %q; want a hint with %s", code, stderr, want)
 	}
@@ -443,7 +443,7 @@ func TestSyncMovedHTTP(t *testing.T) {
 	e.root, e.repo = filepath.Join(base, "moved"), srv.URL+"/new/"
 	var out, stderr bytes.Buffer
 	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "sync", "-f", lock}, &out, &stderr)
-	if want := "'pkg --repo LOCATION sync -f " + lock + "'"; code != 1 || !strings.Contains(stderr.String(), want) {
+	if want := "'pkg --root " + e.root + " --cache " + e.cache + " --repo LOCATION sync -f " + lock + "'"; code != 1 || !strings.Contains(stderr.String(), want) {
 		t.Errorf("sync from a repository that moved: exit %d, %q; want a hint with %q", code, stderr.String(), want)
 	}
 	e.ok("sync", "-f", lock)
@@ -890,8 +890,8 @@ func TestSyncWrongSize(t *testing.T) {
 	// pkg mirror --lock and pkg run --lock take their sizes from the lockfile too, which is
 	// what to correct. Only a command that was to change the root says it was not changed:
 	// install does, and mirror, run and fetch, which change none, do not.
-	fromLock := "pkg: hint: " + bad + " declares that size, as the repository's index did when it was locked: the lockfile is what is wrong, not the archive; lock it again with 'pkg lock -o " + bad + "' once the index declares the archive's size (tell its publisher if it does not)\n"
-	fromIndex := "pkg: hint: the repository's index declares that size: tell its publisher (a local repository's entry is corrected by adding the archive again with 'pkg repo add --replace')"
+	fromLock := "pkg: hint: " + bad + " declares that size, as the repository's index did when it was locked: the lockfile is what is wrong, not the archive; lock it again with '" + e.cmd("lock -o "+bad) + "' once the index declares the archive's size (tell its publisher if it does not)\n"
+	fromIndex := "pkg: hint: the repository's index declares that size: tell its publisher (a local repository's entry is corrected by adding the archive again with '" + e.cmd("repo add --replace") + "')"
 	for _, tt := range []struct {
 		args []string
 		hint string
@@ -976,7 +976,7 @@ func TestReinstallTakesEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.ok("repo", "add", dir, fixed, "--name", "lib", "--version", "1.0", "--bin", "bin/lib", "--replace")
-	if _, stderr, code := e.pkg("install", "--reinstall", "lib"); code != 1 || !strings.Contains(stderr, "'pkg upgrade lib' takes the repository's") {
+	if _, stderr, code := e.pkg("install", "--reinstall", "lib"); code != 1 || !strings.Contains(stderr, "'"+e.cmd("upgrade lib")+"' takes the repository's") {
 		t.Errorf("reinstall of a republished version: exit %d, %q", code, stderr)
 	}
 	if out, _ := e.ok("upgrade"); !strings.Contains(out, "replaced lib 1.0 with the entry the repository now has of it") {
@@ -1004,12 +1004,16 @@ func TestSyncRepoGone(t *testing.T) {
 	// going online would not find the repository either.
 	fresh := filepath.Join(t.TempDir(), "cache")
 	for _, args := range [][]string{{"--offline", "--cache", fresh, "sync", "--frozen", "-f", lock}, {"sync", "-f", lock}, {"sync", "--frozen", "-f", lock}} {
+		globals := "--root " + e.root + " --cache " + e.cache // the hint keeps --offline
+		if args[0] == "--offline" {
+			globals = "--root " + e.root + " --cache " + fresh + " --offline"
+		}
 		var stderr bytes.Buffer // neither --repo nor PKG_REPO
 		code := run(append([]string{"pkg", "--root", e.root, "--cache", e.cache}, args...), io.Discard, &stderr)
 		for _, want := range []string{
 			"pkg: sync " + lock + ": repository tmprepo (from lockfile " + lock + "): ",
 			"no repository at " + dir,
-			"pkg: hint: the repository is no longer where " + lock + " records it: name where it is now, or a copy of it, with 'pkg --repo tmprepo=LOCATION sync -f " + lock + "'",
+			"pkg: hint: the repository is no longer where " + lock + " records it: name where it is now, or a copy of it, with 'pkg " + globals + " --repo tmprepo=LOCATION sync -f " + lock + "'",
 		} {
 			if code != 1 || !strings.Contains(stderr.String(), want) {
 				t.Errorf("%v with the repository gone: exit %d, %s\nwant %s", args, code, stderr.String(), want)
@@ -1032,7 +1036,7 @@ func TestSyncRepoGone(t *testing.T) {
 func refusedOffline(t *testing.T, e *env, lock, what string) {
 	t.Helper()
 	_, stderr, code := e.pkg("--offline", "sync", "-f", lock)
-	if want := "\npkg: hint: run 'pkg sync -f " + lock + "' online, without --offline"; code != 1 || !strings.Contains(stderr, want) {
+	if want := "\npkg: hint: run '" + e.cmd("sync -f "+lock) + "' online, without --offline"; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("offline sync of %s: exit %d, %q, want %q", what, code, stderr, want)
 	}
 }
@@ -1065,7 +1069,7 @@ func TestReinstallNotOffered(t *testing.T) {
 	addPackage(t, dir, "lib", "2.0")
 	_, stderr, code := e.pkg("install", "--reinstall", "lib")
 	if code != 1 || !strings.Contains(stderr, "pkg: reinstall lib 1.0: repository file://"+dir+"/ does not offer it") || !strings.Contains(stderr, "the cache still holds the archive installed") ||
-		!strings.Contains(stderr, "pkg: hint: 'pkg --offline install --reinstall lib' reinstalls it from the cache") || !strings.Contains(stderr, "'pkg upgrade lib'") {
+		!strings.Contains(stderr, "pkg: hint: '"+e.cmd("--offline install --reinstall lib")+"' reinstalls it from the cache") || !strings.Contains(stderr, "'"+e.cmd("upgrade lib")+"'") {
 		t.Fatalf("reinstall of a version no longer offered: exit %d\n%s", code, stderr)
 	}
 	os.Remove(filepath.Join(e.root, "pkgs", "lib", "bin", "lib"))
@@ -1075,7 +1079,7 @@ func TestReinstallNotOffered(t *testing.T) {
 	e.ok("verify")
 
 	e.ok("cache", "clean")
-	if _, stderr, code := e.pkg("install", "--reinstall", "lib"); code != 1 || strings.Contains(stderr, "cache") ||
+	if _, stderr, code := e.pkg("install", "--reinstall", "lib"); code != 1 || strings.Contains(strings.ReplaceAll(stderr, "--cache "+e.cache, ""), "cache") ||
 		!strings.Contains(stderr, "pkg: hint: give a repository that still offers it") {
 		t.Errorf("reinstall of a version no longer offered nor cached: exit %d\n%s", code, stderr)
 	}

@@ -64,11 +64,11 @@ func verifyAction(c *cli.Context) error {
 		reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(incomplete, k) })
 		lacking = slices.DeleteFunc(lacking, func(k string) bool { return slices.Contains(incomplete, k) })
 		if len(reinstall) == 0 {
-			return fmt.Errorf("verify: %s; %s", v.Text(), advice)
+			return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(advice, false))
 		}
 		advice += "; then "
 	}
-	return fmt.Errorf("verify: %s; %s%s", v.Text(), advice, repairAdvice(c, reinstall, foreign, lacking))
+	return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(advice+repairAdvice(c, reinstall, foreign, lacking), false))
 }
 
 // describeAdvice says what records the packages keys, which a repair recorded without
@@ -106,11 +106,12 @@ func repairAdvice(c *cli.Context, reinstall, foreign, lacking []string) string {
 		rest := slices.DeleteFunc(slices.Clone(reinstall), func(k string) bool { return slices.Contains(lacking, k) })
 		advice := first + reinstallAdvice("pkg --repo URL install --reinstall", lacking, lacking) + ", from a repository that offers them"
 		if len(rest) > 0 {
-			advice += "; " + reinstallAdvice("with no repository in effect, pkg --offline install --reinstall", rest, nil)
+			advice += "; with no repository in effect, " + reinstallAdvice("pkg --offline install --reinstall", rest, nil)
 		}
 		return advice
 	case len(rs) == 0:
-		cmd = "with no repository in effect, pkg --offline install --reinstall"
+		first += "with no repository in effect, "
+		cmd = "pkg --offline install --reinstall"
 	}
 	return first + reinstallAdvice(cmd, reinstall, lacking)
 }
@@ -118,7 +119,7 @@ func repairAdvice(c *cli.Context, reinstall, foreign, lacking []string) string {
 // reinstallAdvice says that cmd of the packages keys restores them, installing the
 // dependencies those of lacking lack.
 func reinstallAdvice(cmd string, keys, lacking []string) string {
-	s := fmt.Sprintf("%s %s restores what was installed (keeping what you changed in .pkg/saved)", cmd, strings.Join(keys, " "))
+	s := fmt.Sprintf("'%s %s' restores what was installed (keeping what you changed in .pkg/saved)", cmd, strings.Join(keys, " "))
 	switch len(lacking) {
 	case 0:
 	case 1:

@@ -41,7 +41,7 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	out, stderr, code := e.pkg("verify")
 	want := "hello 1.2.0: modified bin/hello (content)\nlibgreet 1.0.0: extra stray\n"
-	if code != 1 || out != want || !strings.HasPrefix(stderr, "pkg: verify: 2 problems found; pkg install --reinstall hello libgreet restores") {
+	if code != 1 || out != want || !strings.HasPrefix(stderr, "pkg: verify: 2 problems found; '"+e.cmd("install --reinstall hello libgreet")+"' restores") {
 		t.Errorf("verify after damage: exit %d\nstdout %q\nstderr %q\nwant exit 1 and stdout %q", code, out, stderr, want)
 	}
 	if out, _, code := e.pkg("verify", "libgreet"); code != 1 || out != "libgreet 1.0.0: extra stray\n" {
@@ -81,7 +81,7 @@ func TestVerifyCommand(t *testing.T) {
 	if err := os.Symlink(elsewhere, pkgDir); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := e.pkg("verify"); code != 1 || !strings.Contains(stderr, "pkg install --reinstall hello restores") {
+	if _, stderr, code := e.pkg("verify"); code != 1 || !strings.Contains(stderr, "'"+e.cmd("install --reinstall hello")+"' restores") {
 		t.Errorf("verify of a symlinked package directory: exit %d, %q", code, stderr)
 	}
 	e.ok("install", "--reinstall", "hello")
@@ -296,7 +296,7 @@ func TestFirstInstallCutShort(t *testing.T) {
 		t.Errorf("list: exit %d, %q, %q", code, out, stderr)
 	}
 	_, stderr, code = e.pkg("files", "hello")
-	if code != 1 || strings.Contains(stderr, never) || !strings.Contains(stderr, "was cut short") || !strings.Contains(stderr, "pkg: hint: 'pkg verify' undoes it") {
+	if code != 1 || strings.Contains(stderr, never) || !strings.Contains(stderr, "was cut short") || !strings.Contains(stderr, "pkg: hint: '"+e.cmd("verify")+"' undoes it") {
 		t.Errorf("files hello: exit %d, %q", code, stderr)
 	}
 	out, stderr, code = e.pkg("verify")
@@ -369,7 +369,7 @@ func TestPrefixLinksFull(t *testing.T) {
 		}
 	}
 	want := []string{"pkg: the last change is recorded, but the links of its files in " + e.root + " are not all in place yet: ", "no space left on device",
-		"pkg: hint: free space on the filesystem holding " + e.root + ", then run 'pkg verify': it puts the rest of the links in place first"}
+		"pkg: hint: free space on the filesystem holding " + e.root + ", then run '" + e.cmd("verify") + "': it puts the rest of the links in place first"}
 	for _, w := range want {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("install committed, its links short of inodes: stderr %q, want %q in it", stderr, w)
@@ -411,7 +411,7 @@ func TestVerifyWorldWritablePrefixDir(t *testing.T) {
 	}
 	for _, args := range [][]string{{"verify"}, {"verify", "--full"}} {
 		out, stderr, code := e.pkg(args...)
-		if code != 1 || out != "app 1.0: modified "+share+" (mode, in the root's prefix)\n" || !strings.Contains(stderr, "pkg install --reinstall app") {
+		if code != 1 || out != "app 1.0: modified "+share+" (mode, in the root's prefix)\n" || !strings.Contains(stderr, e.cmd("install --reinstall app")) {
 			t.Errorf("%v with %s made 0777: exit %d\n%s%s", args, share, code, out, stderr)
 		}
 	}
@@ -447,11 +447,11 @@ func TestVerifyAdviceWithoutRepo(t *testing.T) {
 		return stderr.String(), code
 	}
 	stderr, code := repoless("verify")
-	advice := "pkg --offline install --reinstall dep@1.0.0 restores"
-	if code != 1 || !strings.Contains(stderr, advice) {
+	advice := "'pkg --root " + e.root + " --cache " + e.cache + " --offline install --reinstall dep@1.0.0' restores"
+	if code != 1 || !strings.Contains(stderr, "with no repository in effect, "+advice) {
 		t.Fatalf("verify with no repository: exit %d, %q; want the advice %q", code, stderr, advice)
 	}
-	if _, stderr, _ := e.pkg("verify"); !strings.Contains(stderr, "; pkg install --reinstall dep@1.0.0 restores") {
+	if _, stderr, _ := e.pkg("verify"); !strings.Contains(stderr, "; '"+e.cmd("install --reinstall dep@1.0.0")+"' restores") {
 		t.Errorf("verify with a repository: %q, want the reinstall from it", stderr)
 	}
 	config := filepath.Join(e.root, ".pkg", "config.toml")
