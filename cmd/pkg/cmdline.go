@@ -16,11 +16,18 @@ import (
 // are trusted; not those of output or speed (--quiet, --jobs).
 var carried = []string{"root", "cache", "repo", "digest-mirror", "offline", "trusted-key", "require-signed"}
 
+// meaningful are, by command, its options that change what it does, carried into a
+// command line in advice that runs that command again.
+var meaningful = map[string][]string{"sync": {"frozen", "keep-extra", "dry-run"}}
+
 // A cmdline is what a pkg command line in advice takes of the one the user typed: the
-// global options of carried given on it. The environment's (PKG_ROOT, PKG_OFFLINE) are
-// not carried: they still hold in the shell the advice is pasted into.
+// global options of carried given on it, and the options of meaningful of the command run.
+// The environment's (PKG_ROOT, PKG_OFFLINE) are not carried: they still hold in the shell
+// the advice is pasted into.
 type cmdline struct {
 	globals [][2]string // flag and value ("" for a boolean), quoted for a POSIX shell
+	command string      // the command run, as "sync"
+	options []string    // of meaningful, as "--frozen"
 	dirs    []string    // the root and the cache in effect, given or not
 }
 
@@ -75,6 +82,36 @@ func given(c *cli.Context, f cli.Flag) bool {
 	return v != c.String(name)
 }
 
+// commandOptions records on l the command c runs and its options of meaningful given.
+func (l *cmdline) commandOptions(c *cli.Context) {
+	l.command = c.Command.Name
+	for _, name := range meaningful[l.command] {
+		if c.Bool(name) {
+			l.options = append(l.options, "--"+name)
+		}
+	}
+}
+
+// recordCommands makes each command of cmds that has options of meaningful record them,
+// and its name, on the app's cmdline before it runs.
+func recordCommands(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		if meaningful[cmd.Name] == nil {
+			continue
+		}
+		before := cmd.Before
+		cmd.Before = func(c *cli.Context) error {
+			if l := cmdlineOf(c); l != nil {
+				l.commandOptions(c)
+			}
+			if before != nil {
+				return before(c)
+			}
+			return nil
+		}
+	}
+}
+
 // cmdlineOf returns the cmdline the app of c recorded, nil where none was.
 func cmdlineOf(c *cli.Context) *cmdline {
 	l, _ := c.App.Metadata["cmdline"].(*cmdline)
@@ -82,7 +119,8 @@ func cmdlineOf(c *cli.Context) *cmdline {
 }
 
 // carry returns text, advice, with each pkg command line in it, written 'pkg ...' in
-// single quotes, carrying l's global options after pkg. An option the line
+// single quotes, carrying l's global options after pkg, and, where it runs the command
+// the user ran, that command's options of meaningful after its name. An option the line
 // gives itself keeps its own value alone; online leaves --offline out, for advice to run
 // online. A nil l carries nothing.
 func (l *cmdline) carry(text string, online bool) string {
@@ -98,7 +136,7 @@ func (l *cmdline) carry(text string, online bool) string {
 		i += len("'pkg")
 		b.WriteString(text[:i])
 		text = text[i:]
-		own, command, _ := lineStart(text)
+		own, command, at := lineStart(text)
 		if command == "" { // 'pkg --version', not a command about a root
 			continue
 		}
@@ -107,6 +145,16 @@ func (l *cmdline) carry(text string, online bool) string {
 				continue
 			}
 			b.WriteString(" " + strings.TrimSpace(g[0]+" "+g[1]))
+		}
+		if command != l.command || len(l.options) == 0 {
+			continue
+		}
+		b.WriteString(text[:at])
+		text = text[at:]
+		for _, o := range l.options {
+			if !strings.Contains(text, " "+o) {
+				b.WriteString(" " + o)
+			}
 		}
 	}
 	b.WriteString(text)

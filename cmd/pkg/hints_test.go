@@ -367,10 +367,12 @@ func TestHintCarriesGlobals(t *testing.T) {
 
 // TestCarry checks what the pkg command lines of advice take of the user's: the global
 // options given, but those a line gives itself, and --offline where it is to run online;
-// nothing in what is not a command line of pkg's.
+// the options of the command run, in a line that runs it again; nothing in what is not
+// a command line of pkg's.
 func TestCarry(t *testing.T) {
 	l := &cmdline{
 		globals: [][2]string{{"--root", "'/a b'"}, {"--repo", "r=/x"}, {"--offline", ""}},
+		command: "sync", options: []string{"--frozen"},
 	}
 	for _, tt := range []struct {
 		text   string
@@ -378,8 +380,9 @@ func TestCarry(t *testing.T) {
 		want   string
 	}{
 		{"run 'pkg verify': it", false, "run 'pkg --root '/a b' --repo r=/x --offline verify': it"},
-		{"'pkg sync -f x.lock' online", true, "'pkg --root '/a b' --repo r=/x sync -f x.lock' online"},
-		{"with 'pkg --repo t=LOCATION sync -f x.lock'", false, "with 'pkg --root '/a b' --offline --repo t=LOCATION sync -f x.lock'"},
+		{"'pkg sync -f x.lock' online", true, "'pkg --root '/a b' --repo r=/x sync --frozen -f x.lock' online"},
+		{"'pkg sync -f x.lock --frozen'", true, "'pkg --root '/a b' --repo r=/x sync -f x.lock --frozen'"},
+		{"with 'pkg --repo t=LOCATION sync -f x.lock'", false, "with 'pkg --root '/a b' --offline --repo t=LOCATION sync --frozen -f x.lock'"},
 		{"'pkg --root '/c d' verify --repair'", false, "'pkg --repo r=/x --offline --root '/c d' verify --repair'"},
 		{"'pkg lock -o x.lock' and 'pkg --offline install a'", false, "'pkg --root '/a b' --repo r=/x --offline lock -o x.lock' and 'pkg --root '/a b' --repo r=/x --offline install a'"},
 		{"('pkg --version' names it); as pkg lock wrote it", false, "('pkg --version' names it); as pkg lock wrote it"},

@@ -48,6 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		line.dirs = []string{c.String("root"), c.String("cache")}
 		return err
 	}
+	recordCommands(app.Commands)
 	ctx, stop := process.Interruptible()
 	defer stop()
 	used, err := cliusage.Run(ctx, app, args, cliusage.Options{

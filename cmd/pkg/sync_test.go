@@ -1004,16 +1004,19 @@ func TestSyncRepoGone(t *testing.T) {
 	// going online would not find the repository either.
 	fresh := filepath.Join(t.TempDir(), "cache")
 	for _, args := range [][]string{{"--offline", "--cache", fresh, "sync", "--frozen", "-f", lock}, {"sync", "-f", lock}, {"sync", "--frozen", "-f", lock}} {
-		globals := "--root " + e.root + " --cache " + e.cache // the hint keeps --offline
+		globals, sync := "--root "+e.root+" --cache "+e.cache, "sync" // the hint keeps --offline and --frozen
 		if args[0] == "--offline" {
 			globals = "--root " + e.root + " --cache " + fresh + " --offline"
+		}
+		if slices.Contains(args, "--frozen") {
+			sync += " --frozen"
 		}
 		var stderr bytes.Buffer // neither --repo nor PKG_REPO
 		code := run(append([]string{"pkg", "--root", e.root, "--cache", e.cache}, args...), io.Discard, &stderr)
 		for _, want := range []string{
 			"pkg: sync " + lock + ": repository tmprepo (from lockfile " + lock + "): ",
 			"no repository at " + dir,
-			"pkg: hint: the repository is no longer where " + lock + " records it: name where it is now, or a copy of it, with 'pkg " + globals + " --repo tmprepo=LOCATION sync -f " + lock + "'",
+			"pkg: hint: the repository is no longer where " + lock + " records it: name where it is now, or a copy of it, with 'pkg " + globals + " --repo tmprepo=LOCATION " + sync + " -f " + lock + "'",
 		} {
 			if code != 1 || !strings.Contains(stderr.String(), want) {
 				t.Errorf("%v with the repository gone: exit %d, %s\nwant %s", args, code, stderr.String(), want)
