@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 
 	"pkg/config"
 	"pkg/repo"
@@ -66,7 +67,8 @@ func (s *Session) Run(ctx context.Context, req runner.Request, o RunOptions) (*r
 		if err != nil {
 			return nil, err
 		}
-		return runner.Make(ctx, f, nil, req, w, ro)
+		r, err := runner.Make(ctx, f, nil, req, w, ro)
+		return r, s.lockRunError(l, req, err)
 	}
 	f, ix, err := s.openFetcher(ctx, false, nil)
 	if err != nil {
@@ -95,4 +97,28 @@ func (s *Session) lockFetcher(ctx context.Context, l *repo.Lock) (*txn.Fetcher, 
 	f := s.newFetcher(firstSource(l, srcs), cache)
 	f.Sources = srcs
 	return f, nil
+}
+
+// lockRunError returns err, of a run of req's lockfile l, as the *LockRepoError of the
+// first repository of l whose location serves none, as a sync's (relocate); else err as it
+// is.
+func (s *Session) lockRunError(l *repo.Lock, req runner.Request, err error) error {
+	if !errors.Is(err, ErrNoRepository) {
+		return err
+	}
+	srcs, used, serr := s.lockSources(l)
+	if serr != nil {
+		return err
+	}
+	for _, p := range l.Packages {
+		r, ok := l.Of(p.Repo)
+		if src := srcs[p.Repo]; !ok || src == nil {
+			continue
+		} else if _, rerr := src.Relocate(p, r.URL); errors.Is(rerr, ErrNoRepository) {
+			le := noLockRepo(req.Lock, used[p.Repo], err)
+			le.Run = req.Package.String()
+			return le
+		}
+	}
+	return err
 }

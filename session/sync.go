@@ -199,10 +199,11 @@ func noLockRepo(path string, r config.Repo, err error) *LockRepoError {
 	return &LockRepoError{Lock: path, Repo: r.Name, From: r.File, Recorded: r.File == recorded, Err: err}
 }
 
-// LockRepoError refuses a sync whose lockfile's packages come from a location that serves
-// no repository: the one the lockfile records, or the one given in its place.
+// LockRepoError refuses a sync, or a run, whose lockfile's packages come from a location
+// that serves no repository: the one the lockfile records, or the one given in its place.
 type LockRepoError struct {
 	Lock     string // the lockfile's path
+	Run      string // the requirement of the run refused, "" for a sync
 	Repo     string // the name of the repository in effect for the packages (config.LockUses)
 	From     string // where that location was given: the lockfile, a configuration file, a flag
 	Recorded bool   // the location is the lockfile's record
@@ -210,7 +211,11 @@ type LockRepoError struct {
 }
 
 func (e *LockRepoError) Error() string {
-	return fmt.Sprintf("sync %s: repository %s (from %s): %v", e.Lock, e.Repo, e.From, e.Err)
+	op := "sync " + e.Lock
+	if e.Run != "" {
+		op = "run " + e.Run + " of " + e.Lock
+	}
+	return fmt.Sprintf("%s: repository %s (from %s): %v", op, e.Repo, e.From, e.Err)
 }
 
 func (e *LockRepoError) Unwrap() error { return e.Err }

@@ -18,7 +18,7 @@ var carried = []string{"root", "cache", "repo", "digest-mirror", "offline", "tru
 
 // meaningful are, by command, its options that change what it does, carried into a
 // command line in advice that runs that command again.
-var meaningful = map[string][]string{"sync": {"frozen", "keep-extra", "dry-run"}}
+var meaningful = map[string][]string{"sync": {"frozen", "keep-extra", "dry-run"}, "run": {"lock", "with", "cmd"}}
 
 // A cmdline is what a pkg command line in advice takes of the one the user typed: the
 // global options of carried given on it, and the options of meaningful of the command run.
@@ -85,9 +85,24 @@ func given(c *cli.Context, f cli.Flag) bool {
 // commandOptions records on l the command c runs and its options of meaningful given.
 func (l *cmdline) commandOptions(c *cli.Context) {
 	l.command = c.Command.Name
-	for _, name := range meaningful[l.command] {
-		if c.Bool(name) {
-			l.options = append(l.options, "--"+name)
+	for _, f := range c.Command.Flags {
+		name := f.Names()[0]
+		if !slices.Contains(meaningful[l.command], name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.BoolFlag:
+			if c.Bool(name) {
+				l.options = append(l.options, "--"+name)
+			}
+		case *cli.StringSliceFlag:
+			for _, v := range c.StringSlice(name) {
+				l.options = append(l.options, "--"+name+" "+shell.Quote(v))
+			}
+		default:
+			if v := c.String(name); v != "" {
+				l.options = append(l.options, "--"+name+" "+shell.Quote(v))
+			}
 		}
 	}
 }

@@ -427,6 +427,9 @@ func linksHint(le *session.LinksError) string {
 // checked where it was given (ErrNoRepository's hint, for --repo).
 func lockRepoHint(le *session.LockRepoError) string {
 	switch {
+	case le.Recorded && le.Run != "":
+		return fmt.Sprintf("the repository is no longer where %s records it: name where it is now, or a copy of it, with 'pkg --repo %s=LOCATION run --lock %s %s' (the archives must match the lockfile's sha256)",
+			shell.Quote(le.Lock), le.Repo, shell.Quote(le.Lock), shell.Quote(le.Run))
 	case le.Recorded:
 		return fmt.Sprintf("the repository is no longer where %s records it: name where it is now, or a copy of it, with 'pkg --repo %s=LOCATION sync -f %s' (the archives must match the lockfile's sha256)",
 			shell.Quote(le.Lock), le.Repo, shell.Quote(le.Lock))

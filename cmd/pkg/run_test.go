@@ -320,6 +320,33 @@ func TestRunLockReadsNoIndex(t *testing.T) {
 	}
 }
 
+// TestRunLockHints: a run of a lockfile whose repository moved is advised the same run
+// with --repo naming where it is now, not to check a --repo it was not given.
+func TestRunLockHints(t *testing.T) {
+	base := t.TempDir()
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "tool")
+
+	moved := filepath.Join(base, "moved")
+	if err := os.Rename(e.repo, moved); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := e.exec("run", "--lock", lock, "tool")
+	for _, want := range []string{
+		"pkg: run tool of " + lock + ": repository repo (from lockfile " + lock + "): no repository at " + e.repo,
+		"pkg: hint: the repository is no longer where " + lock + " records it: name where it is now, or a copy of it, with 'pkg --root " + e.root + " --cache " + e.cache + " --repo repo=LOCATION run --lock " + lock + " tool'",
+	} {
+		if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "check --repo") {
+			t.Errorf("run --lock with the repository moved: exit %d, %q; want %q", code, stderr, want)
+		}
+	}
+	if out, stderr, code := e.exec("--repo", "repo="+moved, "run", "--lock", lock, "tool"); out != "tool 1\n" || code != 0 {
+		t.Errorf("run --lock as the hint says: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
 // TestRunLockRepos runs with --lock and no --repo, as pkg sync -f takes a lockfile: the
 // packages come from the repositories the lockfile records, for a lock of a repository of
 // scripts and for one that repo add --from wrote of a package-lock.json.
