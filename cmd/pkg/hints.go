@@ -270,6 +270,9 @@ var hints = []hintRule{
 	{fn: as(func(oe *offlineSyncError) string {
 		return fmt.Sprintf("run 'pkg sync -f %s' online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins from its repositories (restore one moved away, or name where it is now with --repo NAME=LOCATION)", shell.Quote(oe.Path))
 	}), online: true},
+	{fn: as(func(oe *offlineRunError) string {
+		return fmt.Sprintf("run 'pkg run --lock %s %s' once online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins from its repositories into the cache, where runs offline find them", shell.Quote(oe.Lock), shell.Quote(oe.Package))
+	}), online: true},
 	{fn: as(sizeHint)},
 	{fn: as(func(se *session.SizeError) string { return sizeHint(&sizeError{error: se}) })}, // of a command that changes no root
 	{fn: asHint[*txn.NotCachedError]("fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"), online: true},

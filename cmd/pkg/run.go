@@ -43,7 +43,7 @@ func runAction(c *cli.Context) error {
 	if ce := (*runner.CommandError)(nil); errors.As(err, &ce) && len(ce.Commands)+len(ce.Others) > 0 {
 		return usagef("%v (--cmd NAME picks one)", err)
 	} else if err != nil && req.Lock != "" {
-		return lockSize(req.Lock, err)
+		return lockSize(req.Lock, offlineRun(req, err))
 	} else if err != nil {
 		return err
 	}
@@ -54,4 +54,24 @@ func runAction(c *cli.Context) error {
 		note(c, "the next run of %s resolves it again: %v", reqs[0], r.NoMemo)
 	}
 	return r.Exec(args, os.Environ())
+}
+
+// offlineRunError is an offline run's refusal of archives of the lockfile Lock that the
+// cache lacks or holds damaged: a run of it online fetches the versions it pins, where
+// 'pkg fetch NAME' takes the index's.
+type offlineRunError struct {
+	Lock, Package string
+	error
+}
+
+func (e *offlineRunError) Unwrap() error { return e.error }
+
+// offlineRun returns err, of a run of req's lockfile, as an offlineRunError where it is an
+// offline refusal of an archive the cache lacks or holds damaged.
+func offlineRun(req runner.Request, err error) error {
+	var oe *offlineSyncError
+	if errors.As(offlineSync(req.Lock, err), &oe) {
+		return &offlineRunError{Lock: req.Lock, Package: req.Package.String(), error: err}
+	}
+	return err
 }

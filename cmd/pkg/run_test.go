@@ -321,7 +321,9 @@ func TestRunLockReadsNoIndex(t *testing.T) {
 }
 
 // TestRunLockHints: a run of a lockfile whose repository moved is advised the same run
-// with --repo naming where it is now, not to check a --repo it was not given.
+// with --repo naming where it is now, not to check a --repo it was not given; offline,
+// with the cache lacking its archives, the same run online, which fetches the versions the
+// lockfile pins ('pkg fetch NAME' would fetch the index's).
 func TestRunLockHints(t *testing.T) {
 	base := t.TempDir()
 	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
@@ -329,14 +331,20 @@ func TestRunLockHints(t *testing.T) {
 	lock := filepath.Join(base, "pkg.lock")
 	e.ok("lock", "-o", lock, "tool")
 
+	e.cache = filepath.Join(base, "empty cache")
+	_, stderr, code := e.exec("--offline", "run", "--lock", lock, "tool")
+	if want := "pkg: hint: run 'pkg --root " + e.root + " --cache '" + e.cache + "' run --lock " + lock + " tool' once online, without --offline"; code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "pkg fetch") {
+		t.Errorf("offline run --lock with no archive cached: exit %d, %q; want the hint %q", code, stderr, want)
+	}
+
 	moved := filepath.Join(base, "moved")
 	if err := os.Rename(e.repo, moved); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := e.exec("run", "--lock", lock, "tool")
+	_, stderr, code = e.exec("run", "--lock", lock, "tool")
 	for _, want := range []string{
 		"pkg: run tool of " + lock + ": repository repo (from lockfile " + lock + "): no repository at " + e.repo,
-		"pkg: hint: the repository is no longer where " + lock + " records it: name where it is now, or a copy of it, with 'pkg --root " + e.root + " --cache " + e.cache + " --repo repo=LOCATION run --lock " + lock + " tool'",
+		"pkg: hint: the repository is no longer where " + lock + " records it: name where it is now, or a copy of it, with 'pkg --root " + e.root + " --cache '" + e.cache + "' --repo repo=LOCATION run --lock " + lock + " tool'",
 	} {
 		if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "check --repo") {
 			t.Errorf("run --lock with the repository moved: exit %d, %q; want %q", code, stderr, want)
