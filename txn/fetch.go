@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,8 +87,9 @@ func (f *Fetcher) waiting(p repo.Package, pids []int) {
 // of each as soon as that one is in the cache, and a context done once Fetch gives up;
 // ready runs on several goroutines at once. Packages of one archive are fetched once, the
 // largest archives first. At the first error of a fetch or of ready, Fetch cancels the
-// rest and returns that error. Offline, it first fails naming every package missing from
-// the cache (*NotCachedError).
+// rest and returns that error, naming the packages of the archives it did not fetch
+// (namesCounted). Offline, it first fails naming every package missing from the cache
+// (*NotCachedError).
 func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx context.Context, i int, tar string) error) error {
 	if f.Offline {
 		if err := checkCached(f.Cache, pkgs, false); err != nil {
@@ -106,7 +109,7 @@ func (f *Fetcher) fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 		}
 	}
 	order := largestFirst(pkgs)
-	return parallel.Each(ctx, len(order), f.Jobs, func(ctx context.Context, k int) error {
+	err := parallel.Each(ctx, len(order), f.Jobs, func(ctx context.Context, k int) error {
 		i := order[k]
 		a := fetches[pkgs[i].SHA256]
 		a.once.Do(func() { a.tar, a.err = f.one(ctx, a.p) })
@@ -115,6 +118,38 @@ func (f *Fetcher) fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 		}
 		return ready(ctx, i, a.tar)
 	})
+	if err == nil || ctx.Err() != nil { // the caller's cancellation stopped them all
+		return err
+	}
+	var unfetched []repo.Package // one package an archive, the largest first
+	for _, i := range order {
+		if a := fetches[pkgs[i].SHA256]; a.tar == "" && a.err != err && a.p.Key() == pkgs[i].Key() {
+			unfetched = append(unfetched, a.p)
+		}
+	}
+	if len(unfetched) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; %s not fetched either", err, namesCounted(unfetched))
+}
+
+// maxUnfetchedNamed bounds the packages a fetch's failure names of those it did not
+// fetch: past it, it counts them.
+const maxUnfetchedNamed = 3
+
+// namesCounted returns "a 1, b 2 and c 3" of pkgs, or "a 1, b 2, c 3 and 4 more".
+func namesCounted(pkgs []repo.Package) string {
+	names := make([]string, 0, maxUnfetchedNamed+1)
+	for _, p := range pkgs[:min(len(pkgs), maxUnfetchedNamed)] {
+		names = append(names, p.Name+" "+p.Version)
+	}
+	if more := len(pkgs) - len(names); more > 0 {
+		names = append(names, fmt.Sprintf("%d more", more))
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // archiveFetch is the one fetch of an archive, of p, the first of its packages.

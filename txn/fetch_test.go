@@ -4,13 +4,16 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"pkg/fetch"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -86,4 +89,26 @@ func addSized(t *testing.T, dir, name string, size int) repo.Package {
 		t.Fatal(err)
 	}
 	return res.Package
+}
+
+// TestFetchNamesUnfetched: a fetch stopped by one archive's failure names, with that
+// failure, the packages of the archives it did not fetch, three and a count of the rest.
+func TestFetchNamesUnfetched(t *testing.T) {
+	w := newWorld(t)
+	var pkgs []repo.Package
+	for i, size := range []int{100, 5000, 3000, 20000, 1500} {
+		pkgs = append(pkgs, addSized(t, w.repo, fmt.Sprintf("p%d", i), size))
+	}
+	f := &txn.Fetcher{Source: w.index("").Source, Jobs: 1, Cache: w.cache}
+	if err := os.Remove(filepath.Join(w.repo, pkgs[3].Archive)); err != nil { // the largest, fetched first
+		t.Fatal(err)
+	}
+	err := f.Fetch(context.Background(), pkgs, nil)
+	if !errors.Is(err, fetch.ErrGone) {
+		t.Fatalf("fetch with p3's archive gone: %v; want fetch.ErrGone", err)
+	}
+	// The largest archives first: p1, p2, p4, then p0.
+	if want := "; p1 1, p2 1, p4 1 and 1 more not fetched either"; !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("error %q, want it ending %q", err, want)
+	}
 }
