@@ -144,11 +144,12 @@ func (o progress) Notice(n notice.Notice) {
 
 // LinksWrong warns of links a root's start could not make, saying what makes them.
 func (o progress) LinksWrong(err error) {
+	l := cmdlineOf(o.c)
 	if le := (*session.LinksError)(nil); errors.As(err, &le) && le.Prefix {
-		warn(o.c, "%s; %s", err, linksHint(le))
+		warn(o.c, "%s; %s", err, l.carry(linksHint(le), false))
 		return
 	}
-	warn(o.c, "%s; once it can be changed, 'pkg verify' names the links still wrong", err)
+	warn(o.c, "%s; %s", err, l.carry("once it can be changed, 'pkg verify' names the links still wrong", false))
 }
 
 // RunWaiting says, as a note, that the process holder is making the root of the same run.
@@ -163,9 +164,9 @@ func (o progress) NotKept(err error) { warn(o.c, "%s; --offline will not have it
 // that the next command not quiet says it.
 func (o progress) Unverified(err error, local bool) bool {
 	if local {
-		note(o.c, "%v; %s", err, hint(err, nil))
+		note(o.c, "%v; %s", err, hint(err, cmdlineOf(o.c)))
 	} else {
-		warn(o.c, "%v; %s", err, hint(err, nil))
+		warn(o.c, "%v; %s", err, hint(err, cmdlineOf(o.c)))
 	}
 	return !o.c.Bool("quiet")
 }

@@ -208,7 +208,7 @@ func TestUnverifiedWarning(t *testing.T) {
 		want string
 	}{
 		{unsigned, "pkg: warning: repository " + unsigned.repo + "/ is not signed; "},
-		{untrusted, "pkg: warning: repository " + r.url + "/ is signed by key " + keyID(t, r.pub) + ", but no key is trusted for it, so its index is not verified; trust the publisher's key with 'pkg trust add KEY'"},
+		{untrusted, "pkg: warning: repository " + r.url + "/ is signed by key " + keyID(t, r.pub) + ", but no key is trusted for it, so its index is not verified; trust the publisher's key with '" + untrusted.cmd("trust add KEY") + "'"},
 	} {
 		if _, stderr := tt.e.ok("--quiet", "install", "hello"); stderr != "" {
 			t.Errorf("--quiet install: stderr %q, want none", stderr)
