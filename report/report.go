@@ -81,7 +81,7 @@ type Info struct {
 	Requested   string     `json:"requested,omitempty"` // the requirement it was asked for by, if it was
 	Held        bool       `json:"held,omitempty"`      // Requested has a version constraint, which upgrades keep it within
 	InstalledAt *time.Time `json:"installed_at,omitempty"`
-	Directory   string     `json:"directory,omitempty"` // where it is installed
+	Directory   string     `json:"directory,omitempty"` // where its files are (into, for a package with one)
 	Files       int        `json:"files"`               // 0 for one not installed whose index entry does not say
 	Size        int64      `json:"size"`                // bytes of its regular files, likewise
 	ArchiveSize int64      `json:"archive_size,omitempty"`

@@ -12,7 +12,8 @@ import (
 )
 
 // Info is what Session.Info read of one package: the record of it installed (Installed),
-// with its directory, the requirement it was asked for by (empty where it came in as a
+// with its directory (where the root presents its files: for a package with an into, that
+// directory, db.Record.InRoot), the requirement it was asked for by (empty where it came in as a
 // dependency) and whether it is held; or, where it is not installed, the package the
 // indexes offer (Offered) and every version of it they list. The caller words it.
 type Info struct {
@@ -64,6 +65,9 @@ func (s *Session) Info(ctx context.Context, name string) (info Info, err error) 
 	}
 	held := slices.ContainsFunc(db.Holds(recs, requested, nil, nil), func(h repo.Hold) bool { return h.Key == p.Key() })
 	info = Info{Installed: &p, Dir: filepath.Join(dir, "pkgs", repo.FileName(p.Key())), Held: held}
+	if p.Into != "" { // its files are at their prefix paths, the tree in pkgs/ a placeholder
+		info.Dir = filepath.Join(dir, filepath.FromSlash(p.Into))
+	}
 	if r, ok := requested[p.Key()]; ok {
 		info.Requested = r.String()
 	}

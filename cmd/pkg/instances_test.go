@@ -1052,3 +1052,27 @@ func TestFilesInRoot(t *testing.T) {
 		t.Errorf("files --json ms: %+v, want package/index.js in the root at %s/index.js", f.Files, dir)
 	}
 }
+
+// TestInfoDirectoryInRoot checks that info names the directory an npm package's files are
+// in (its into), not the placeholder in pkgs/, and a package without into its pkgs/ tree.
+func TestInfoDirectoryInRoot(t *testing.T) {
+	base := t.TempDir()
+	addNPMPacked(t, base, "ms", "2.1.3")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "ms")
+	want := filepath.Join(e.root, "lib/node_modules/.pnpm/ms@2.1.3/node_modules/ms")
+	if out, _ := e.ok("info", "ms"); !strings.Contains(out, "directory: "+want+"\n") {
+		t.Errorf("info ms:\n%s\nwant directory: %s", out, want)
+	}
+	out, _ := e.ok("info", "--json", "ms")
+	var info report.Info
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Directory != want {
+		t.Errorf("info --json ms: directory %q, want %q", info.Directory, want)
+	}
+	if _, err := os.Stat(filepath.Join(info.Directory, "index.js")); err != nil {
+		t.Errorf("info ms's directory lacks its index.js: %v", err)
+	}
+}
