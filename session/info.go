@@ -36,7 +36,7 @@ func (s *Session) Info(ctx context.Context, name string) (info Info, err error) 
 	var recs []db.Record
 	var requested map[string]repo.Requirement
 	err = s.viewRoot(func(d *db.DB) (err error) { recs, requested, err = d.State(); return err })
-	none := noRoot(err)
+	rootErr, none := err, noRoot(err)
 	if err != nil && !none {
 		return info, err
 	}
@@ -55,7 +55,7 @@ func (s *Session) Info(ctx context.Context, name string) (info Info, err error) 
 		}
 		return Info{Offered: &p, Versions: ix.Versions(name)}, nil
 	case none:
-		return info, fmt.Errorf("info %s: not installed: %w", name, err)
+		return info, fmt.Errorf("info %s: not installed: %w", name, rootErr)
 	case !ok:
 		return info, db.NotInstalled("info", name, recs)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"pkg/install"
 	"pkg/session"
 )
 
@@ -41,6 +42,11 @@ func TestInfo(t *testing.T) {
 	var ne *session.NotInstalledError
 	if _, err := s.Info(context.Background(), "tool"); !errors.As(err, &ne) {
 		t.Errorf("Info(tool) with no repository: %v, want a *session.NotInstalledError", err)
+	}
+	o.Root = filepath.Join(t.TempDir(), "none")
+	s, _ = newSession(t, o, "")
+	if _, err := s.Info(context.Background(), "tool"); !errors.Is(err, install.ErrNoRoot) {
+		t.Errorf("Info(tool) of no root, with no repository: %v, want install.ErrNoRoot", err)
 	}
 }
 
