@@ -513,17 +513,20 @@ func TestFoldReinstallGone(t *testing.T) {
 }
 
 // TestFoldVerifyPlaceholder: verify reports the placeholder of an npm instance's folded
-// directory that its tree lacks, or holds as a file, named by its path in pkgs/; the files
-// at the prefix path are as installed.
+// directory that its tree lacks, or holds as a file, named by its path in pkgs/, and a
+// file the user wrote in it, by its own path there; the files at the prefix path are as
+// installed.
 func TestFoldVerifyPlaceholder(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		spoil func(string) error
+		at    string // the problem's path below the placeholder
 		kind  error
 		more  []error
 	}{
-		{"gone", os.Remove, ErrMissing, nil},
-		{"file", func(p string) error { return errors.Join(os.Remove(p), os.WriteFile(p, nil, 0o644)) }, ErrModified, []error{ErrType}},
+		{"gone", os.Remove, "", ErrMissing, nil},
+		{"file", func(p string) error { return errors.Join(os.Remove(p), os.WriteFile(p, nil, 0o644)) }, "", ErrModified, []error{ErrType}},
+		{"written in", func(p string) error { return os.WriteFile(filepath.Join(p, "notes.txt"), []byte("mine"), 0o644) }, "notes.txt", ErrExtra, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			base := t.TempDir()
@@ -534,6 +537,9 @@ func TestFoldVerifyPlaceholder(t *testing.T) {
 			}
 			holder := filepath.Join(r.pkgDir("ms@2.1.2"), "package")
 			must(t, c.spoil(holder))
+			if c.at != "" {
+				holder = filepath.Join(holder, c.at)
+			}
 			problems, err := r.Verify()
 			if err != nil {
 				t.Fatal(err)

@@ -310,8 +310,16 @@ func (r *Root) checkPlaceholders(fd int, p *db.Record) ([]FileError, error) {
 		var st unix.Stat_t
 		what := found(ErrMissing, ErrPlaceholder)
 		err := inParent(fd, m, func(dfd int, base string) error { return unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) })
+		holder := place{pkgs, repo.FileName(p.Key()) + "/" + m}
 		switch {
 		case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+			extra, err := placeholderEntries(fd, m, r.pathOf(holder))
+			if err != nil {
+				return nil, err
+			}
+			for _, name := range extra {
+				problems = append(problems, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Path: r.pathOf(holder) + "/" + name, Err: found(ErrExtra, ErrPlaceholder)})
+			}
 			continue
 		case err == nil:
 			what = found(ErrModified, ErrType, ErrPlaceholder)
@@ -320,12 +328,39 @@ func (r *Root) checkPlaceholders(fd int, p *db.Record) ([]FileError, error) {
 			// reports it where it differs from the record, as for any other member.
 			continue
 		case !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP):
-			return nil, pathError("lstat", r.pathOf(place{pkgs, repo.FileName(p.Key()) + "/" + m}), err)
+			return nil, pathError("lstat", r.pathOf(holder), err)
 		}
 		// Named whole: the member's path names the folded directory, at its prefix path.
-		problems = append(problems, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Path: r.pathOf(place{pkgs, repo.FileName(p.Key()) + "/" + m}), Err: what})
+		problems = append(problems, FileError{Package: p.Name, Version: p.Version, Kind: p.Kind, Path: r.pathOf(holder), Err: what})
 	}
 	return problems, nil
+}
+
+// placeholderEntries returns the names in the placeholder of the folded directory member
+// in the tree open at fd (at abs): what is there is no package's, the member's files being
+// at its prefix path. None where it may not be read, as for a directory on its way.
+func placeholderEntries(fd int, member, abs string) ([]string, error) {
+	dfd, err := openBeneath(fd, member, unix.O_RDONLY|unix.O_DIRECTORY)
+	switch {
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOENT):
+		return nil, nil
+	case err != nil:
+		return nil, &os.PathError{Op: "open", Path: abs, Err: errors.Unwrap(err)}
+	}
+	defer unix.Close(dfd)
+	var names []string
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Getdents(dfd, buf)
+		if err != nil {
+			return nil, &os.PathError{Op: "getdents", Path: abs, Err: err}
+		}
+		if n == 0 {
+			slices.Sort(names)
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
 }
 
 // linksPending returns why the prefix may not hold what the records say: the *LinksError

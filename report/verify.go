@@ -90,6 +90,8 @@ func whatWords(err error) string {
 		return "command link, a file not pkg's in its place"
 	case errors.Is(err, install.ErrCommandLink):
 		return "command link"
+	case errors.Is(err, install.ErrExtra) && errors.Is(err, install.ErrPlaceholder):
+		return "in the placeholder of a folded directory, whose files are at its prefix path"
 	}
 	var words []string
 	for _, w := range whats {

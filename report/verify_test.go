@@ -59,6 +59,7 @@ func TestProblemWords(t *testing.T) {
 		{fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrCommandLink), "missing", "command link"},
 		{fmt.Errorf("%w (%w)", install.ErrUnreadable, fs.ErrPermission), "unreadable", "permission denied"},
 		{fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrDependency), "missing", "dependency"},
+		{fmt.Errorf("%w (%w)", install.ErrExtra, install.ErrPlaceholder), "extra", "in the placeholder of a folded directory, whose files are at its prefix path"},
 	} {
 		p := newVerify(1, 1, []install.FileError{{Package: "a", Version: "1", Path: "f", Err: tt.err}}).Problems[0]
 		if p.Kind != tt.kind || p.What != tt.what {
