@@ -134,7 +134,7 @@ func (d *digestMirrors) failed(i int, err error, next string) {
 	d.told[i] = true
 	d.mu.Unlock()
 	if tell && d.failover != nil {
-		d.failover(next, &mirrorError{URL: d.locs[i].t.url(), Err: err})
+		d.failover(next, &mirrorError{URL: d.locs[i].t.url(), Role: roleDigest, Err: err})
 	}
 }
 
@@ -201,7 +201,7 @@ func (b *chainBody) open() error {
 		case b.k == len(b.opens)-1:
 			return err
 		case errors.As(err, &re):
-			b.refused = append(b.refused, &mirrorError{URL: o.url, Err: err})
+			b.refused = append(b.refused, &mirrorError{URL: o.url, Role: roleDigest, Err: err})
 		}
 		o.fail(err, b.opens[b.k+1].where)
 	}

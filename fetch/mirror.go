@@ -63,11 +63,29 @@ func newMirrors(locs []location, failover func(string, error)) *mirrors {
 
 // mirrorError is why one location of a repository with mirrors did not serve a request.
 type mirrorError struct {
-	URL string // the mirror's URL, without credentials
-	Err error
+	URL  string // the location's URL, without credentials
+	Role string // what the location is to its repository: a role*
+	Err  error
 }
 
-func (e *mirrorError) Error() string { return "mirror " + e.URL + ": " + e.Err.Error() }
+// What a location is to its repository, as mirrorError.Error says it: its first URL, one
+// of its mirrors (the URLs after it), or a by-digest mirror.
+const (
+	roleRepository = "repository"
+	roleMirror     = "mirror"
+	roleDigest     = "by-digest mirror"
+)
+
+// roleOf returns what the location i of a repository's locations (its URL, then its
+// mirrors) is.
+func roleOf(i int) string {
+	if i == 0 {
+		return roleRepository
+	}
+	return roleMirror
+}
+
+func (e *mirrorError) Error() string { return e.Role + " " + e.URL + ": " + e.Err.Error() }
 
 func (e *mirrorError) Unwrap() error { return e.Err }
 
@@ -118,7 +136,7 @@ func (s *Source) failover(ctx context.Context, c *Cache, try func(e *Source) err
 			return i, err
 		}
 		s.m.failed(i, err)
-		errs = append(errs, &mirrorError{URL: e.URL(), Err: err})
+		errs = append(errs, &mirrorError{URL: e.URL(), Role: roleOf(i), Err: err})
 	}
 	return -1, errs
 }
@@ -266,7 +284,7 @@ func (b *mirroredBody) fail(e *Source, err error) error {
 		return err
 	}
 	b.s.m.failed(b.order[b.k], err)
-	b.errs = append(b.errs, &mirrorError{URL: e.URL(), Err: err})
+	b.errs = append(b.errs, &mirrorError{URL: e.URL(), Role: roleOf(b.order[b.k]), Err: err})
 	return nil
 }
 

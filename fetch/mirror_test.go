@@ -160,9 +160,18 @@ func TestFailover(t *testing.T) {
 		t.Errorf("note says it uses %s, want %s", n.to[0], good.URL+"/")
 	}
 	why := n.why[0]
-	if msg := why.Error(); !errors.Is(why, syscall.ECONNREFUSED) || !strings.Contains(msg, "mirror "+refused+":") ||
-		!strings.Contains(msg, "mirror "+busy.URL+"/:") || !strings.Contains(msg, "503") {
-		t.Errorf("note: %v; want both mirrors named, with connection refused and 503", why)
+	if msg := why.Error(); !errors.Is(why, syscall.ECONNREFUSED) || !strings.Contains(msg, refused+":") ||
+		!strings.Contains(msg, busy.URL+"/:") || !strings.Contains(msg, "503") {
+		t.Errorf("note: %v; want both locations named, with connection refused and 503", why)
+	}
+	var roles []string
+	for _, err := range why.(mirrorErrors) {
+		if me := (*mirrorError)(nil); errors.As(err, &me) {
+			roles = append(roles, me.Role)
+		}
+	}
+	if want := []string{roleRepository, roleMirror}; !slices.Equal(roles, want) {
+		t.Errorf("note's locations are a %q, want the repository's URL, then its mirror: %q", roles, want)
 	}
 	if got := busy.count("index.json") + busy.count(p.Archive); got != 1 {
 		t.Errorf("%d requests to the mirror answering 503, want 1", got)

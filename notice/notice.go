@@ -87,7 +87,8 @@ type Kept struct {
 	Lock  string
 }
 
-// Failover: a repository's URL failed (Err), so its mirror To is used.
+// Failover: a location of a repository (its URL, a mirror or a by-digest mirror) failed
+// (Err), so To is used.
 type Failover struct {
 	note
 	To  string

@@ -85,7 +85,7 @@ func TestInstallMirrorDiesMidArchive(t *testing.T) {
 	if got := sent.Load(); got != int64(size-size/2) {
 		t.Errorf("second URL sent %d bytes of the %d-byte archive, want the %d after the first's", got, size, size-size/2)
 	}
-	if !strings.Contains(stderr, "pkg: note: mirror "+first.URL+"/: ") || !strings.Contains(stderr, "using "+second.URL+"/") {
+	if !strings.Contains(stderr, "pkg: note: repository "+first.URL+"/: ") || !strings.Contains(stderr, "using "+second.URL+"/") {
 		t.Errorf("stderr:\n%s\nwant a note of leaving %s for %s", stderr, first.URL, second.URL)
 	}
 	sum := sha256.Sum256([]byte(first.URL + "/"))
@@ -117,7 +117,7 @@ func TestInstallMirrorServesOtherBytes(t *testing.T) {
 	if out, err := exec.Command(filepath.Join(e.root, "bin", "hello")).Output(); err != nil || string(out) != "hello 1.0 from good\n" {
 		t.Errorf("hello says %q, %v", out, err)
 	}
-	if !strings.Contains(stderr, "pkg: note: mirror "+first.URL+"/: ") || !strings.Contains(stderr, "using "+second.URL+"/") {
+	if !strings.Contains(stderr, "pkg: note: repository "+first.URL+"/: ") || !strings.Contains(stderr, "using "+second.URL+"/") {
 		t.Errorf("stderr:\n%s\nwant a note of refusing %s's archive for %s's", stderr, first.URL, second.URL)
 	}
 }
