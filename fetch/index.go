@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -99,7 +100,8 @@ func (c *Cache) VerifiedIndex(ctx context.Context, s *Source, known ...trust.Rec
 // believes, and believes it.
 func (s *Source) readBelieved(ctx context.Context, c *Cache, saved *savedIndex, known []trust.Record) (*savedIndex, *repo.Index, trust.Result, error) {
 	if s.m == nil {
-		return s.readFrom(ctx, s, saved, known)
+		fresh, ix, res, err := s.readFrom(ctx, s, saved, known)
+		return fresh, ix, res, s.named(err)
 	}
 	var fresh *savedIndex
 	var ix *repo.Index
@@ -117,6 +119,18 @@ func (s *Source) readBelieved(ctx context.Context, c *Cache, saved *savedIndex, 
 		err = &readError{fmt.Errorf("repository %s: every mirror failed: %w", s.URL(), err)}
 	}
 	return fresh, ix, res, err
+}
+
+// named returns err, a failure to read s's index, naming s where s is a registry's
+// repository: its requests' URLs are the registry's API (/v2/NAME/manifests/TAG), not the
+// reference the user gave. Where s has mirrors, each failure is named by mirrorError.
+func (s *Source) named(err error) error {
+	_, registry := s.t.(*ociLocation)
+	re := (*readError)(nil)
+	if !registry || !errors.As(err, &re) || errors.Is(err, ErrNoRepository) {
+		return err
+	}
+	return &readError{fmt.Errorf("repository %s: %w", strings.TrimSuffix(s.URL(), "/"), re.err)}
 }
 
 // readFrom reads the index from e, s or one of its mirrors, and believes it as s's. A

@@ -304,3 +304,21 @@ func TestLockConfiguredRepo(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestInstallRegistryDenied installs from a registry that wants credentials and is given
+// none: the error names the repository as written (oci://HOST/pkg/main:latest), not only
+// the registry's API URL of its manifest.
+func TestInstallRegistryDenied(t *testing.T) {
+	t.Setenv("NETRC", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	e, dir := toolRepo(t)
+	reg := testregistry.New(t)
+	if _, stderr, code := e.pkg("repo", "push", dir, reg.URL()); code != 0 {
+		t.Fatalf("push: exit %d\n%s", code, stderr)
+	}
+	reg.Users = map[string]string{"bob": "s3cret"}
+	want := "pkg: repository " + reg.URL() + ":latest: "
+	if _, stderr, code := e.pkg("--repo", reg.URL()+":latest", "install", "tool"); code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("install from a registry wanting credentials: exit %d\n%s\nwant the error %q...", code, stderr, want)
+	}
+}
