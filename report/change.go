@@ -12,13 +12,35 @@ import (
 	"pkg/txn"
 )
 
-// committedText says how many packages out installed and how long their shared commit
-// took (each resultText's time is its staging alone), or returns "" for none.
+// committedText says how many packages out changed, by what it did to them, as a plan's
+// changes count them (an npm instance another version replaced is one upgrade), and how
+// long the shared commit took (each resultText's time is its staging alone); removals
+// count once out committed. It returns "" where out installed nothing: a change that only
+// removes has no commit time apart from its lines, which say all it did.
 func committedText(out *txn.Outcome) string {
 	if len(out.Results) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("committed %s in %s", units.Count(len(out.Results), "package"), units.Duration(out.Results[0].Commit))
+	counts := make(map[string]int, len(verbs))
+	for _, res := range out.Results {
+		counts[resultVerb(res, out.Again)]++
+	}
+	if out.Committed {
+		counts["removed"] = len(out.Removed)
+	}
+	var n int
+	var each []string
+	for _, v := range verbs {
+		if counts[v] > 0 {
+			n += counts[v]
+			each = append(each, fmt.Sprintf("%d %s", counts[v], v))
+		}
+	}
+	s := "committed " + units.Count(n, "package")
+	if len(each) > 1 || counts["installed"] == 0 {
+		s += " (" + strings.Join(each, ", ") + ")"
+	}
+	return s + " in " + units.Duration(out.Results[0].Commit)
 }
 
 // Told is what to tell of a command's work: lines for its output, notes and warnings.
@@ -26,8 +48,9 @@ type Told struct{ Out, Notes, Warnings []string }
 
 // AppliedText is what to tell of a change applied, out its outcome: what Apply kept of
 // the trees it replaced (warnings), how it copied data rather than share blocks with the
-// cache (a note, copyText), a line per package and one for the commit, and, if the change
-// committed, what else it did (changeText, with unneededTip), what the cache could not do
+// cache (a note, copyText), a line per package installed and, if the change committed,
+// removed (removedText), one for the commit (committedText), and, if it committed, what
+// else it did (changeText, with unneededTip), what the cache could not do
 // (changeNotes) and how to put a bin/ not on PATH there (a note).
 func AppliedText(out *txn.Outcome, unneededTip string) Told {
 	var t Told
@@ -40,6 +63,9 @@ func AppliedText(out *txn.Outcome, unneededTip string) Told {
 	}
 	for _, res := range out.Results {
 		t.Out = append(t.Out, resultText(res, out.Again, out.Locked, out.Origins[res.Name]))
+	}
+	if out.Committed {
+		t.Out = append(t.Out, removedText(out)...)
 	}
 	if s := committedText(out); s != "" {
 		t.Out = append(t.Out, s)
@@ -69,10 +95,8 @@ func InstalledText(out *txn.Outcome) string {
 	return strings.Join(made, ", ")
 }
 
-// changeText says what a committed change did besides installing: the packages it
-// removed, the commands that changed, and the packages no longer needed and those only
-// they need, the last followed by unneededTip.
-func changeText(out *txn.Outcome, unneededTip string) []string {
+// removedText says which packages a committed change removed, and why those it took along.
+func removedText(out *txn.Outcome) []string {
 	var lines []string
 	for _, r := range out.Removed {
 		line := "removed " + r.Name
@@ -84,6 +108,13 @@ func changeText(out *txn.Outcome, unneededTip string) []string {
 		}
 		lines = append(lines, line)
 	}
+	return lines
+}
+
+// changeText says what else a committed change did: the commands that changed, and the
+// packages no longer needed and those only they need, the last followed by unneededTip.
+func changeText(out *txn.Outcome, unneededTip string) []string {
+	var lines []string
 	for _, ch := range out.Commands {
 		lines = append(lines, commandText(ch))
 	}

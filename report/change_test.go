@@ -19,15 +19,44 @@ func TestChangeText(t *testing.T) {
 		Stranded: []db.Record{{Name: "d", Version: "3.0"}},
 		Unshared: errors.New("record root"),
 	}
-	want := []string{"removed a 1.0", "removed b", "c 2.0 is no longer needed by another package", "d 3.0 is needed only by packages no longer needed (tip)"}
+	if got, want := removedText(out), []string{"removed a 1.0", "removed b"}; !slices.Equal(got, want) {
+		t.Errorf("removedText = %q, want %q", got, want)
+	}
+	want := []string{"c 2.0 is no longer needed by another package", "d 3.0 is needed only by packages no longer needed (tip)"}
 	if got := changeText(out, " (tip)"); !slices.Equal(got, want) {
 		t.Errorf("changeText = %q, want %q", got, want)
 	}
 	if got := changeNotes(out); len(got) != 1 {
 		t.Errorf("changeNotes = %q, want the Unshared note alone", got)
 	}
+	out.Committed = true
 	if got := committedText(out); got != "" {
-		t.Errorf("committedText of no install = %q, want none", got)
+		t.Errorf("committedText of removals alone = %q, want none", got)
+	}
+}
+
+// TestCommittedText: the commit's line counts each package the change installed,
+// upgraded, downgraded, replaced, reinstalled or removed, once, in that order.
+func TestCommittedText(t *testing.T) {
+	installed := &install.Result{Name: "a", Version: "1"}
+	upgraded := &install.Result{Name: "b", Version: "2", Previous: "1"}
+	downgraded := &install.Result{Name: "c", Version: "1", Previous: "2"}
+	replaced := &install.Result{Name: "d", Version: "1", Previous: "1"}
+	gone := []db.Record{{Name: "e", Version: "1"}}
+	for _, tt := range []struct {
+		results []*install.Result
+		removed []db.Record
+		want    string
+	}{
+		{[]*install.Result{installed}, nil, "committed 1 package in 0s"},
+		{[]*install.Result{installed, upgraded}, gone, "committed 3 packages (1 installed, 1 upgraded, 1 removed) in 0s"},
+		{[]*install.Result{replaced, downgraded, upgraded}, nil, "committed 3 packages (1 upgraded, 1 downgraded, 1 replaced) in 0s"},
+		{[]*install.Result{upgraded}, gone, "committed 2 packages (1 upgraded, 1 removed) in 0s"},
+	} {
+		out := &txn.Outcome{Results: tt.results, Removed: tt.removed, Committed: true}
+		if got := committedText(out); got != tt.want {
+			t.Errorf("committedText = %q, want %q", got, tt.want)
+		}
 	}
 }
 
@@ -62,9 +91,9 @@ func TestAppliedText(t *testing.T) {
 	for _, done := range []bool{true, false} {
 		out.Committed = done
 		told := AppliedText(out, "")
-		want := Told{Out: []string{"upgraded a 1 to 2: 1 file, 10 B (0 B cloned, 0 B copied) in 0s", "committed 1 package in 0s"}}
+		want := Told{Out: []string{"upgraded a 1 to 2: 1 file, 10 B (0 B cloned, 0 B copied) in 0s", "committed 1 package (1 upgraded) in 0s"}}
 		if done {
-			want.Out = append(want.Out, "removed b 1")
+			want.Out = []string{want.Out[0], "removed b 1", "committed 2 packages (1 upgraded, 1 removed) in 0s"}
 			want.Notes = []string{"record root; a cache prune from another root may remove what this one installed from"}
 		}
 		if !slices.Equal(told.Out, want.Out) || !slices.Equal(told.Notes, want.Notes) || len(told.Warnings) != 0 {

@@ -15,6 +15,24 @@ import (
 	"pkg/txn"
 )
 
+// verbs are what a change does to a package, in the order committedText counts them.
+var verbs = []string{"installed", "upgraded", "downgraded", "replaced", "reinstalled", "removed"}
+
+// resultVerb is what res did, one of verbs: again says the change was a reinstall.
+func resultVerb(res *install.Result, again bool) string {
+	switch n := repo.CompareVersions(res.Version, res.Previous); {
+	case res.Again || again && res.Previous != "":
+		return "reinstalled"
+	case res.Previous == "":
+		return "installed"
+	case n > 0:
+		return "upgraded"
+	case n < 0:
+		return "downgraded"
+	}
+	return "replaced"
+}
+
 // resultText says what a change did to one package, by what happened: installed,
 // reinstalled (again: the whole change put the packages it had back as they were, those
 // it installs beside them installed), upgraded,
@@ -22,15 +40,12 @@ import (
 // the local archive file origin, if not "", or the repository's), with its files, bytes
 // and time.
 func resultText(res *install.Result, again, locked bool, origin string) string {
-	what := "installed " + res.Name + " " + res.Version
-	switch n := repo.CompareVersions(res.Version, res.Previous); {
-	case res.Again || again && res.Previous != "":
-		what = "reinstalled " + res.Name + " " + res.Version
-	case res.Previous == "":
-	case n > 0:
-		what = "upgraded " + res.Name + " " + res.Previous + " to " + res.Version
-	case n < 0:
-		what = "downgraded " + res.Name + " " + res.Previous + " to " + res.Version
+	var what string
+	switch v := resultVerb(res, again); {
+	case v == "upgraded" || v == "downgraded":
+		what = v + " " + res.Name + " " + res.Previous + " to " + res.Version
+	case v != "replaced":
+		what = v + " " + res.Name + " " + res.Version
 	case locked: // the same version from another archive: the lockfile's, older or newer
 		what = "replaced " + res.Name + " " + res.Version + " with the archive the lockfile names"
 	case origin != "":

@@ -132,7 +132,12 @@ func TestSyncConverges(t *testing.T) {
 	// Everything at once: missing, extra, older and newer.
 	e.ok("remove", "app")
 	e.ok("install", "extra", "lib@1.0", "tool@1.10")
-	e.ok("sync", "-f", lock)
+	out, _ = e.ok("sync", "-f", lock)
+	// The commit's line follows the removal's and counts every change, the removal too.
+	const summary = "\nremoved extra 1.0\ncommitted 4 packages (1 installed, 1 upgraded, 1 downgraded, 1 removed) in "
+	if !strings.Contains(out, summary) {
+		t.Errorf("sync of a mixed root:\n%s\nwant %q...", out, summary)
+	}
 	e.checkInstalled("sync of a mixed root", want)
 	testfs.SameTree(t, "root after converging again", rootTree(t, e.root), before)
 	if out, _ := e.ok("sync", "-f", lock); !strings.Contains(out, "nothing to do") {
