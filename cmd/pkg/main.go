@@ -49,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return err
 	}
 	recordCommands(app.Commands)
-	ctx, stop := process.Interruptible()
+	ctx, stop := process.Interruptible(early.Caught())
 	defer stop()
 	used, err := cliusage.Run(ctx, app, args, cliusage.Options{
 		Wants:        map[string]string{"expires": "a duration in hours, minutes or seconds, such as 720h for 30 days"},

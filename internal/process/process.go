@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"syscall"
 )
 
 // MemoryLimit is the soft limit of the Go heap that TuneHeap sets.
@@ -82,19 +81,23 @@ func liveHeap() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// Interruptible returns a context that the first SIGINT or SIGTERM cancels: downloads stop
-// and remove what they wrote, and a command not yet committing changes nothing. A second
-// signal kills the process at once, which the commit protocol makes as safe as a crash.
-// stop cancels the context and gives the signals back from a goroutine of their own: taking
-// them back waits on the runtime's signal thread, which a process about to exit need not do
-// (docs/history.md): a signal between stop and the goroutine's taking them back is
-// ignored, the command having finished; one after it ends the process, as before stop.
-func Interruptible() (ctx context.Context, stop context.CancelFunc) {
-	parent, stop := context.WithCancel(context.Background())
-	ctx, release := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+// Interruptible returns a context that the first signal sent to caught (SIGINT or SIGTERM,
+// as signal.Notify registered it) cancels: downloads stop and remove what they wrote, and a
+// command not yet committing changes nothing. A second signal kills the process at once,
+// which the commit protocol makes as safe as a crash. stop cancels the context and gives
+// the signals back from a goroutine of their own: taking them back waits on the runtime's
+// signal thread, which a process about to exit need not do (docs/history.md): a signal
+// between stop and the goroutine's taking them back is ignored, the command having
+// finished; one after it ends the process, as before stop.
+func Interruptible(caught chan os.Signal) (ctx context.Context, stop context.CancelFunc) {
+	ctx, stop = context.WithCancel(context.Background())
 	go func() {
-		<-ctx.Done()
-		release()
+		select {
+		case <-caught:
+			stop()
+		case <-ctx.Done():
+		}
+		signal.Stop(caught)
 	}()
 	return ctx, stop
 }

@@ -2,6 +2,8 @@ package process
 
 import (
 	"math"
+	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -90,7 +92,9 @@ func gcPercent() int {
 }
 
 func TestInterruptible(t *testing.T) {
-	ctx, stop := Interruptible()
+	caught := make(chan os.Signal, 1)
+	signal.Notify(caught, os.Interrupt)
+	ctx, stop := Interruptible(caught)
 	defer stop()
 	if ctx.Err() != nil {
 		t.Fatal("cancelled before any signal")
