@@ -90,11 +90,13 @@ type indexError struct {
 func (e *indexError) Error() string { return e.err.Error() }
 func (e *indexError) Unwrap() error { return e.err }
 
-// ConfiguredError is the error of a repository a configuration file (File) names Repo at a
-// location that serves no repository (Err, an ErrNoRepository): a path or a tag mistyped
-// there.
+// ConfiguredError is the error of a repository a configuration file or a lockfile (File)
+// names Repo at a location that serves no repository (Err, an ErrNoRepository): a path or
+// a tag mistyped in the configuration, or a repository moved since the lockfile recorded
+// it (Lock, its path; "" for a configuration file).
 type ConfiguredError struct {
 	Repo, File string
+	Lock       string
 	Err        error
 }
 
@@ -105,12 +107,17 @@ func (e *ConfiguredError) Error() string {
 func (e *ConfiguredError) Unwrap() error { return e.Err }
 
 // configuredError returns err, of reading the index of r, as a *ConfiguredError where r
-// comes from a configuration file and its location serves no repository; else err.
+// comes from a configuration file or a lockfile and its location serves no repository;
+// else err.
 func configuredError(r config.Repo, err error) error {
 	if !errors.Is(err, ErrNoRepository) || r.File == "" || r.File == "--repo" || r.File == "PKG_REPO" {
 		return err
 	}
-	return &ConfiguredError{Repo: r.Name, File: r.File, Err: err}
+	lock := ""
+	if path, ok := strings.CutPrefix(r.File, "lockfile "); ok { // config.LockRepos
+		lock = path
+	}
+	return &ConfiguredError{Repo: r.Name, File: r.File, Lock: lock, Err: err}
 }
 
 // Fetch downloads the packages the indexes in effect resolve reqs to, with their

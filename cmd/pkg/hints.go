@@ -306,6 +306,10 @@ var hints = []hintRule{
 	{err: session.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
 	{fn: as(lockRepoHint)},
 	{fn: as(func(ce *session.ConfiguredError) string {
+		if ce.Lock != "" {
+			return fmt.Sprintf("the repository is no longer where %s records it: name where it is now, or a copy of it, with 'pkg --repo %s=LOCATION lock -o %s'",
+				shell.Quote(ce.Lock), ce.Repo, shell.Quote(ce.Lock))
+		}
 		return fmt.Sprintf("check the urls of [repo.%s] in %s: the first names the directory or URL that holds index.json, or the registry reference (oci://HOST/NAMESPACE/REPO:TAG) it was pushed to", ce.Repo, ce.File)
 	})},
 	{err: session.ErrNoRepository, hint: "check --repo (PKG_REPO): it names the directory or URL that holds index.json, or the registry reference (oci://HOST/NAMESPACE/REPO:TAG) it was pushed to"},

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -353,5 +355,29 @@ func TestConfigNoRepository(t *testing.T) {
 	hint := "pkg: hint: check the urls of [repo.team] in " + cfg
 	if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, hint) || strings.Contains(stderr, "--repo") {
 		t.Errorf("install from a configured location with no repository: exit %d, %s\nwant %s and %s", code, stderr, want, hint)
+	}
+}
+
+// TestLockNoRepository: pkg lock of a lockfile whose recorded repository moved away names
+// the lockfile, and the hint says to name where it is now with --repo NAME=LOCATION, not
+// to check a configuration file's [repo.NAME] urls, which the lockfile has none of.
+func TestLockNoRepository(t *testing.T) {
+	base := t.TempDir()
+	userConfig(t, "")
+	dir := filepath.Join(base, "team")
+	if err := os.CopyFS(dir, os.DirFS(demoRepo)); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(base, "pkg.lock")
+	newEnv(t, base, "team="+dir).ok("lock", "-o", lock, "hello")
+	if err := os.Rename(dir, dir+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	code := run([]string{"pkg", "--root", filepath.Join(base, "root"), "--cache", filepath.Join(base, "cache"), "lock", "-o", lock}, io.Discard, &stderr)
+	want := "pkg: repository team (from lockfile " + lock + "): no repository at " + dir
+	hint := "pkg: hint: the repository is no longer where " + lock + " records it: name where it is now, or a copy of it, with 'pkg "
+	if code != 1 || !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), hint) || !strings.Contains(stderr.String(), "--repo team=LOCATION lock -o "+lock) || strings.Contains(stderr.String(), "[repo.") {
+		t.Errorf("lock of a lockfile whose repository moved: exit %d, %s\nwant %s and %s", code, stderr.String(), want, hint)
 	}
 }
