@@ -119,7 +119,7 @@ func TestDidYouMean(t *testing.T) {
 	if _, stderr, code := e.pkg("info", "helo"); code != 1 || !strings.HasSuffix(stderr, "has no package of that name; did you mean \"hello\"?\n") {
 		t.Errorf("info helo: exit %d, %q", code, stderr)
 	}
-	if _, stderr, _ := e.pkg("files", "fortunes"); !strings.HasSuffix(stderr, "files fortunes: not installed (try 'pkg search fortunes')\n") {
+	if _, stderr, _ := e.pkg("files", "fortunes"); !strings.HasSuffix(stderr, "files fortunes: not installed (try '"+e.cmd("search fortunes")+"')\n") {
 		t.Errorf("files fortunes: %q", stderr)
 	}
 	if got := e.installed(); got != "hello 1.2.0, libgreet 1.0.0" {

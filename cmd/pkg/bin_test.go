@@ -50,7 +50,7 @@ func TestRemoveLinkFails(t *testing.T) {
 	out, stderr, code := e.pkg("remove", "hello")
 	unlinked := "pkg: the last change is recorded, but the links of its files in " + e.root + " are not all in place yet: "
 	finish := "pkg: hint: once what stopped it is fixed, run '" + e.cmd("verify") + "': it puts the rest of the links in place first"
-	if code != 1 || out != "removed hello 1.2.0\nlibgreet 1.0.0 is no longer needed by another package ('pkg autoremove' removes what is no longer needed)\n" ||
+	if code != 1 || out != "removed hello 1.2.0\nlibgreet 1.0.0 is no longer needed by another package ('"+e.cmd("autoremove")+"' removes what is no longer needed)\n" ||
 		!strings.Contains(stderr, unlinked) || !strings.Contains(stderr, finish) {
 		t.Errorf("remove with bin/ immutable: exit %d, %q, %q", code, out, stderr)
 	}

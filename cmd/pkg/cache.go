@@ -46,11 +46,11 @@ func cacheListAction(c *cli.Context) error {
 		return err
 	case len(bad) > 0:
 		text, damaged := report.UnknownText(bad)
-		switch {
+		switch l := cmdlineOf(c); {
 		case damaged:
-			text += ": damaged: an install of each fetches it again, and 'pkg cache clean' removes it now"
+			text += l.carry(": damaged: an install of each fetches it again, and 'pkg cache clean' removes it now", false)
 		case errors.Is(bad[0], fs.ErrPermission):
-			text += ": the cache's files must be readable by whoever uses it; 'pkg cache clean' as their owner removes them"
+			text += l.carry(": the cache's files must be readable by whoever uses it; 'pkg cache clean' as their owner removes them", false)
 		}
 		return errors.New("cache list: " + text)
 	case len(l.Entries) == 0:

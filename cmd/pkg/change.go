@@ -54,7 +54,7 @@ func applied(c *cli.Context, p *txn.Plan) (*txn.Outcome, error) {
 	if out == nil {
 		return nil, rootKept(err)
 	}
-	told := report.AppliedText(out, " ('pkg autoremove' removes what is no longer needed)")
+	told := report.AppliedText(out, cmdlineOf(c).carry(" ('pkg autoremove' removes what is no longer needed)", false))
 	tellAll(c, warn, told.Warnings)
 	tellAll(c, say, told.Out)
 	tellAll(c, note, told.Notes)

@@ -197,7 +197,7 @@ func TestInfoNotInstalled(t *testing.T) {
 	e.ok("remove", "app")
 	e.ok("autoremove")
 	out, _ = e.ok("info", "lib")
-	for _, want := range []string{"name:      lib\nversion:   2.0\n", "installed: no ('pkg install lib' installs it)\n", "versions:  2.0, 1.5, 1.0\n"} {
+	for _, want := range []string{"name:      lib\nversion:   2.0\n", "installed: no ('" + e.cmd("install lib") + "' installs it)\n", "versions:  2.0, 1.5, 1.0\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("info of lib, not installed:\n%s\nwant %q", out, want)
 		}

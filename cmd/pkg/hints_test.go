@@ -396,3 +396,26 @@ func TestCarry(t *testing.T) {
 		t.Errorf("nil carry = %q", got)
 	}
 }
+
+// TestTipsCarryGlobals: the pkg command lines that errors, notes and tips name outside
+// the hint table carry the --root and --cache given too, so that they act on that root.
+func TestTipsCarryGlobals(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "my pkg")
+	t.Setenv("XDG_DATA_HOME", filepath.Join(base, "data"))
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(base, "cache home"))
+	root, cache := filepath.Join(base, "root"), filepath.Join(base, "cache")
+	carried := "'pkg --root '" + root + "' --cache '" + cache + "'"
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sync", "-f", filepath.Join(base, "none.lock")}, carried + " lock NAME...' writes one"},
+		{[]string{"trust", "list"}, carried + " trust add KEY' trusts"},
+	} {
+		var stderr bytes.Buffer
+		run(append([]string{"pkg", "--root", root, "--cache", cache}, tt.args...), io.Discard, &stderr)
+		if !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("pkg --root --cache %s: %q; want it to name %q", strings.Join(tt.args, " "), stderr.String(), tt.want)
+		}
+	}
+}

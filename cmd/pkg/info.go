@@ -28,13 +28,13 @@ func infoAction(c *cli.Context) error {
 	}
 	read, err := sess(c).Info(c.Context, name)
 	if err != nil {
-		return searchTip(err)
+		return searchTip(c, err)
 	}
 	var info report.Info
 	tip := ""
 	if read.Offered != nil {
 		info = report.OfferedInfo(*read.Offered, read.Versions)
-		tip = fmt.Sprintf(" ('pkg install %s' installs it)", name)
+		tip = cmdlineOf(c).carry(fmt.Sprintf(" ('pkg install %s' installs it)", name), false)
 	} else {
 		info = report.InstalledInfo(read.Installed, read.Dir, read.Requested, read.Held)
 	}

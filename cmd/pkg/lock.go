@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/shell"
 	"pkg/repo"
 	"pkg/report"
 	"pkg/session"
@@ -53,8 +54,8 @@ func lockAction(c *cli.Context) error {
 	}
 	l, err := sess(c).Lock(c.Context, session.Request{Requires: reqs, Lock: old, LockPath: path, LockRepos: lockRepos(c), Platforms: platforms})
 	if ue := (*txn.UnresolvedError)(nil); c.NArg() == 0 && errors.As(err, &ue) {
-		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, 'pkg lock -o %s NAME...'",
-			err, path, repo.JoinRequirements(reqs), path)
+		return fmt.Errorf("%w; these are the requirements %s records (%s): to change them, name the ones to lock, %s",
+			err, path, repo.JoinRequirements(reqs), cmdlineOf(c).carry("'pkg lock -o "+shell.Quote(path)+" NAME...'", false))
 	}
 	if err == nil {
 		err = repo.WriteLock(path, l)
@@ -194,7 +195,7 @@ func readSyncLock(c *cli.Context, path string) (*repo.Lock, error) {
 	}
 	l, err := repo.ReadLockFor(path, reqs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("sync: no lockfile %s: 'pkg lock NAME...' writes one, or pass -f FILE", path)
+		return nil, fmt.Errorf("sync: no lockfile %s: %s writes one, or pass -f FILE", path, cmdlineOf(c).carry("'pkg lock NAME...'", false))
 	} else if err != nil {
 		return nil, err
 	}

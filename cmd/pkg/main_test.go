@@ -194,7 +194,7 @@ func TestUpgradeSaysChanges(t *testing.T) {
 	e := newEnv(t, base, filepath.Join(base, "repo"))
 	e.ok("install", "tool=1")
 	out, _ := e.ok("upgrade", "tool>=1") // held at 1 until given a new constraint
-	for _, want := range []string{"tool 2 has command tool2 in place of tool\n", "lib 1 is no longer needed by another package ('pkg autoremove' removes what is no longer needed)\n"} {
+	for _, want := range []string{"tool 2 has command tool2 in place of tool\n", "lib 1 is no longer needed by another package ('" + e.cmd("autoremove") + "' removes what is no longer needed)\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("upgrade: %q, want %q", out, want)
 		}
@@ -222,7 +222,7 @@ func TestRemoveSaysStranded(t *testing.T) {
 	e.ok("install", "tool")
 	out, _ := e.ok("remove", "tool")
 	want := "removed tool 1\nlib 1 is no longer needed by another package\n" +
-		"base 1 is needed only by packages no longer needed ('pkg autoremove' removes what is no longer needed)\n"
+		"base 1 is needed only by packages no longer needed ('" + e.cmd("autoremove") + "' removes what is no longer needed)\n"
 	if out != want {
 		t.Errorf("remove tool: %q, want %q", out, want)
 	}
@@ -596,7 +596,7 @@ func TestUsage(t *testing.T) {
 		!strings.Contains(stderr, "pkg: hint: check --repo (PKG_REPO)") {
 		t.Errorf("search in a missing repository: exit %d, %q", code, stderr)
 	}
-	if _, stderr, code := e.pkg("sync", "-f", missing); code != 1 || !strings.Contains(stderr, "no lockfile "+missing+": 'pkg lock NAME...' writes one") {
+	if _, stderr, code := e.pkg("sync", "-f", missing); code != 1 || !strings.Contains(stderr, "no lockfile "+missing+": '"+e.cmd("lock NAME...")+"' writes one") {
 		t.Errorf("sync of a missing lockfile: exit %d, %q", code, stderr)
 	}
 }

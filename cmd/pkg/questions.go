@@ -42,7 +42,7 @@ func filesCommand() *cli.Command {
 			}
 			rec, files, err := sess(c).Files(name)
 			if err != nil {
-				return searchTip(err)
+				return searchTip(c, err)
 			}
 			f := report.NewFiles(&rec, files)
 			return show(c, f, f.WriteText)
@@ -68,7 +68,9 @@ func whyCommand() *cli.Command {
 				return nameUsage(err)
 			}
 			w := report.WhyOf(recs, requested, keys[0])
-			return show(c, w, func(out io.Writer) error { return w.WriteText(out, " ('pkg autoremove' removes it)") })
+			return show(c, w, func(out io.Writer) error {
+				return w.WriteText(out, cmdlineOf(c).carry(" ('pkg autoremove' removes it)", false))
+			})
 		},
 	}
 }

@@ -781,7 +781,7 @@ func TestLockRefreshGone(t *testing.T) {
 	e.repo = other
 	_, stderr, code := e.pkg("lock", "-o", lock)
 	if code != 1 || !strings.Contains(stderr, `package "extra" not found`) ||
-		!strings.Contains(stderr, "these are the requirements "+lock+" records (app extra): to change them, name the ones to lock, 'pkg lock -o "+lock+" NAME...'") {
+		!strings.Contains(stderr, "these are the requirements "+lock+" records (app extra): to change them, name the ones to lock, '"+e.cmd("lock -o "+lock+" NAME...")+"'") {
 		t.Errorf("lock refresh with extra gone: exit %d, %q", code, stderr)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/shell"
 	"pkg/repo"
 	"pkg/report"
 	"pkg/trust"
@@ -67,7 +68,7 @@ func trustListAction(c *cli.Context) error {
 		fmt.Fprintln(c.App.Writer, line)
 	}
 	if len(pins) == 0 && !slices.ContainsFunc(sources, func(s trust.KeySource) bool { return len(s.Keys) > 0 }) {
-		note(c, "no key is trusted and root %s pinned no repository: 'pkg trust add KEY' trusts a publisher's key", c.String("root"))
+		note(c, "no key is trusted and root %s pinned no repository: %s", c.String("root"), cmdlineOf(c).carry("'pkg trust add KEY' trusts a publisher's key", false))
 	}
 	return nil
 }
@@ -83,13 +84,13 @@ func trustRemoveAction(c *cli.Context) error {
 		return err
 	}
 	if len(d.Removed) == 0 && len(d.Unpinned) == 0 {
-		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it ('pkg trust list' shows the keys)", d.Dir, id)
+		return fmt.Errorf("trust remove: root %s does not trust key %s, nor pinned a repository to it (%s)", d.Dir, id, cmdlineOf(c).carry("'pkg trust list' shows the keys", false))
 	}
 	lines, unkeyed := report.DistrustedText(d.Dir, id, d.Removed, d.Unpinned)
 	tellAll(c, say, lines)
 	for _, p := range unkeyed {
-		warn(c, "repository %s (%s) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo %s repo forget')",
-			p.Location, p.Name, p.Location)
+		warn(c, "%s", cmdlineOf(c).carry(fmt.Sprintf("repository %s (%s) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo %s repo forget')",
+			p.Location, p.Name, shell.Quote(p.Location)), false))
 	}
 	for _, name := range d.TrustedBy {
 		note(c, "key %s is still trusted by %s, for this command", id, name)

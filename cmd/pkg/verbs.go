@@ -89,9 +89,9 @@ func nameUsage(err error) error {
 
 // searchTip adds to the *session.NotInstalledError of a question about a package (info,
 // files) that the repository may have it, when no installed name is close.
-func searchTip(err error) error {
+func searchTip(c *cli.Context, err error) error {
 	if ne := (*session.NotInstalledError)(nil); errors.As(err, &ne) && ne.Close == "" && len(ne.ProvidedBy) == 0 {
-		return fmt.Errorf("%w (try 'pkg search %s')", err, ne.Name)
+		return fmt.Errorf("%w (try %s)", err, cmdlineOf(c).carry("'pkg search "+ne.Name+"'", false))
 	}
 	return err
 }

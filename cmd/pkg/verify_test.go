@@ -105,7 +105,7 @@ func TestReadersChangeNothing(t *testing.T) {
 	if out, _ := e.ok("--quiet", "list", "--json"); out != "{\n  \"schema\": \"pkg.list/1\",\n  \"packages\": []\n}\n" {
 		t.Errorf("list --json without a root: %q", out)
 	}
-	if out, _ := e.ok("info", "hello"); !strings.Contains(out, "installed: no ('pkg install hello' installs it)\n") {
+	if out, _ := e.ok("info", "hello"); !strings.Contains(out, "installed: no ('"+e.cmd("install hello")+"' installs it)\n") {
 		t.Errorf("info without a root: %q, want the repository's hello, not installed", out)
 	}
 	for _, args := range [][]string{{"files", "hello"}} {
