@@ -43,7 +43,10 @@ func (ix *Catalog) lacking(in *repo.Index, before []db.Record, again []repo.Pack
 	for i := range installed {
 		p := &installed[i]
 		p.Optional = m.only(p.Optional)
-		if !slices.ContainsFunc(again, func(q repo.Package) bool { return q.Key() == p.Key() }) {
+		if j := slices.IndexFunc(again, func(q repo.Package) bool { return q.Key() == p.Key() }); j >= 0 {
+			a := again[j] // a Bare record's relations are its entry's (Catalog.again)
+			p.Depends, p.Peers, p.Provides, p.Conflicts, p.Replaces = a.Depends, a.Peers, a.Provides, a.Conflicts, a.Replaces
+		} else {
 			p.Depends, p.Peers = m.only(p.Depends), m.only(p.Peers)
 		}
 	}

@@ -104,3 +104,40 @@ func TestReinstallTreeless(t *testing.T) {
 		t.Errorf("reinstall lib 0.9, offered no more: %v; want a *repo.NotOfferedError, not cached", err)
 	}
 }
+
+// TestReinstallBare: a reinstall of a package a repair recorded Bare, its relations
+// unknown, takes them from the index's entry, and installs what they need with it; one
+// of a package recorded with its relations keeps them.
+func TestReinstallBare(t *testing.T) {
+	w := newWorld(t)
+	app := addPackage(t, w.repo, "app", "1.0", "lib>=1")
+	addPackage(t, w.repo, "lib", "1.0")
+	ix := w.index("")
+	bare := record(app)
+	bare.Depends, bare.Bare = nil, true
+	p, err := txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{"app"}, Records: []db.Record{bare}, Catalog: ix})
+	if err != nil {
+		t.Fatalf("reinstall app recorded Bare: %v", err)
+	}
+	var got []string
+	for _, pk := range p.Packages() {
+		deps := make([]string, len(pk.Depends))
+		for i, d := range pk.Depends {
+			deps[i] = d.String()
+		}
+		got = append(got, pk.Name+" "+strings.Join(deps, ","))
+	}
+	if want := []string{"lib ", "app lib>=1"}; !slices.Equal(got, want) {
+		t.Errorf("reinstall app recorded Bare installs %q; want %q", got, want)
+	}
+
+	kept := record(app)
+	kept.Depends = nil // as the record has it, whatever the index says
+	p, err = txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{"app"}, Records: []db.Record{kept}, Catalog: ix})
+	if err != nil {
+		t.Fatalf("reinstall app: %v", err)
+	}
+	if pks := p.Packages(); len(pks) != 1 || len(pks[0].Depends) != 0 {
+		t.Errorf("reinstall app recorded without dependencies installs %+v; want app alone, as recorded", pks)
+	}
+}

@@ -389,9 +389,13 @@ func (ix *Catalog) again(in *repo.Index, cur db.Record, gone map[string]*repo.Pi
 	}
 	// The entry may have been republished for the same archive (repo add --replace):
 	// the reinstall takes its commands, library directories and env, which its links
-	// and wrappers are made of, and keeps the relations, which only a resolve changes.
-	pk.Depends, pk.Optional, pk.Peers, pk.Provides = cur.Depends, cur.Optional, cur.Peers, cur.Provides
-	pk.Conflicts, pk.Replaces, pk.Into = cur.Conflicts, cur.Replaces, cur.Into
+	// and wrappers are made of, and keeps the relations, which only a resolve changes;
+	// a Bare record has none to keep (unknown, not none), and takes the entry's.
+	pk.Into = cur.Into
+	if !cur.Bare {
+		pk.Depends, pk.Optional, pk.Peers, pk.Provides = cur.Depends, cur.Optional, cur.Peers, cur.Provides
+		pk.Conflicts, pk.Replaces = cur.Conflicts, cur.Replaces
+	}
 	return pk, nil
 }
 
