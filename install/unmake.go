@@ -81,7 +81,7 @@ func removeGone(top int) {
 // onlyMade reports whether .pkg holds its lock and its staging and trash directories,
 // empty, and nothing else.
 func (r *Root) onlyMade() bool {
-	names, err := namesAt(r.fd[meta], ".")
+	names, err := r.names(place{meta, ""})
 	if err != nil {
 		return false
 	}
@@ -89,7 +89,7 @@ func (r *Root) onlyMade() bool {
 		switch n {
 		case "lock":
 		case "staging", "trash":
-			if inside, err := namesAt(r.fd[meta], n); err != nil || len(inside) > 0 {
+			if inside, err := r.names(place{meta, n}); err != nil || len(inside) > 0 {
 				return false
 			}
 		default:
@@ -97,15 +97,4 @@ func (r *Root) onlyMade() bool {
 		}
 	}
 	return true
-}
-
-// namesAt returns the names in the directory name beneath the descriptor dir.
-func namesAt(dir int, name string) ([]string, error) {
-	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	return f.Readdirnames(-1)
 }
