@@ -98,8 +98,11 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 // for Open and Rebuild, which open its database next. ctx becomes its Options.Context.
 func lockRoot(ctx context.Context, dir string, o Options) (*Root, error) {
 	o.Context = ctx
-	for {
+	for tries := 1; ; tries++ {
 		abs, fds, lock, m, err := openLock(dir)
+		if errors.Is(err, fs.ErrNotExist) && tries < maxUnmadeRetries {
+			continue // an unmake took away what openLock had made or opened: make it anew
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -118,6 +121,10 @@ func lockRoot(ctx context.Context, dir string, o Options) (*Root, error) {
 		fds.close()
 	}
 }
+
+// maxUnmadeRetries bounds the opens of a root lockRoot makes again where the unmake of
+// another command, which had made it and failed, took it away as it was opened.
+const maxUnmadeRetries = 8
 
 // openDB opens the root's database, reached through r.metaDir, a descriptor of .pkg it
 // opens, its waits ended by r's Options.Context.
