@@ -404,7 +404,7 @@ func sizeHint(se *sizeError) string {
 		return fmt.Sprintf("%s declares that size, as the repository's index did when it was locked: the lockfile is what is wrong, not the archive%s; lock it again with 'pkg lock -o %s' once the index declares the archive's size (tell its publisher if it does not)",
 			se.Lock, kept, shell.Quote(se.Lock))
 	}
-	hint := "the repository's index declares that size: tell its publisher (a local repository's entry is corrected by adding the archive again with 'pkg repo add --replace')"
+	hint := "the repository's index declares that size: tell its publisher (the publisher of a local repository corrects its entry by adding the archive again: 'pkg repo add REPO_DIR FILE --replace')"
 	if se.Root {
 		hint += "; the root was not changed"
 	}

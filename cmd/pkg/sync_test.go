@@ -896,7 +896,7 @@ func TestSyncWrongSize(t *testing.T) {
 	// what to correct. Only a command that was to change the root says it was not changed:
 	// install does, and mirror, run and fetch, which change none, do not.
 	fromLock := "pkg: hint: " + bad + " declares that size, as the repository's index did when it was locked: the lockfile is what is wrong, not the archive; lock it again with '" + e.cmd("lock -o "+bad) + "' once the index declares the archive's size (tell its publisher if it does not)\n"
-	fromIndex := "pkg: hint: the repository's index declares that size: tell its publisher (a local repository's entry is corrected by adding the archive again with '" + e.cmd("repo add --replace") + "')"
+	fromIndex := "pkg: hint: the repository's index declares that size: tell its publisher (the publisher of a local repository corrects its entry by adding the archive again: '" + e.cmd("repo add REPO_DIR FILE --replace") + "')"
 	for _, tt := range []struct {
 		args []string
 		hint string
