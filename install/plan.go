@@ -60,15 +60,16 @@ func (r *Root) hasTree(key string) bool {
 }
 
 // TreesGone returns the keys of the packages recs records in the root dir whose trees
-// pkgs/ no longer holds (deleted by hand): read without the root's lock, as a plan is;
-// none where dir is "" (no root).
+// pkgs/ no longer holds (deleted by hand; or not a directory, as hasTree judges them):
+// read without the root's lock, as a plan is; none where dir is "" (no root).
 func TreesGone(dir string, recs []db.Record) []string {
 	if dir == "" {
 		return nil
 	}
 	var keys []string
 	for _, r := range recs {
-		if _, err := os.Lstat(filepath.Join(dir, partRel(pkgs), repo.FileName(r.Key()))); errors.Is(err, fs.ErrNotExist) {
+		fi, err := os.Lstat(filepath.Join(dir, partRel(pkgs), repo.FileName(r.Key())))
+		if errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
 			keys = append(keys, r.Key())
 		}
 	}
