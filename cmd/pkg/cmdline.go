@@ -167,13 +167,33 @@ func (l *cmdline) carry(text string, online bool) string {
 		b.WriteString(text[:at])
 		text = text[at:]
 		for _, o := range l.options {
-			if !strings.Contains(text, " "+o) {
+			if !givesOption(text, o) {
 				b.WriteString(" " + o)
 			}
 		}
 	}
 	b.WriteString(text)
 	return b.String()
+}
+
+// givesOption reports whether the command line at the start of text (up to the next pkg
+// command line in it) gives the option o, a flag and its value if it takes one, whole:
+// "--with a" is not given by "--with ab".
+func givesOption(text, o string) bool {
+	if next := strings.Index(text, "'pkg "); next >= 0 {
+		text = text[:next]
+	}
+	for i := 0; ; {
+		j := strings.Index(text[i:], " "+o)
+		if j < 0 {
+			return false
+		}
+		end := i + j + 1 + len(o)
+		if end == len(text) || text[end] == ' ' || text[end] == '\'' {
+			return true
+		}
+		i = end
+	}
 }
 
 // lineStart reads the start of a command line in advice, what follows its "pkg": the

@@ -387,6 +387,7 @@ func TestCarry(t *testing.T) {
 		{"'pkg lock -o x.lock' and 'pkg --offline install a'", false, "'pkg --root '/a b' --repo r=/x --offline lock -o x.lock' and 'pkg --root '/a b' --repo r=/x --offline install a'"},
 		{"('pkg --version' names it); as pkg lock wrote it", false, "('pkg --version' names it); as pkg lock wrote it"},
 		{"'pkg nosuch x'", false, "'pkg nosuch x'"},
+		{"'pkg sync -f x.lock --frozenly' then 'pkg sync --frozen'", true, "'pkg --root '/a b' --repo r=/x sync --frozen -f x.lock --frozenly' then 'pkg --root '/a b' --repo r=/x sync --frozen'"},
 	} {
 		if got := l.carry(tt.text, tt.online); got != tt.want {
 			t.Errorf("carry(%q, online %v) =\n%q, want\n%q", tt.text, tt.online, got, tt.want)
