@@ -18,6 +18,7 @@ package early
 import (
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"pkg/internal/buildinfo"
@@ -32,10 +33,11 @@ func IsVersion(args []string) bool {
 func Line(v string) string { return "pkg version " + v + "\n" }
 
 // caught is the channel take's goroutine has SIGINT and SIGTERM sent to, once ready is
-// closed; Caught hands it out once.
+// closed; Caught hands it out once, holding handing.
 var (
-	caught chan os.Signal
-	ready  chan struct{}
+	caught  chan os.Signal
+	ready   chan struct{}
+	handing sync.Mutex
 )
 
 func init() {
@@ -63,6 +65,8 @@ func take() {
 // goroutine has taken them; a later one (a test running several commands in one process,
 // the first having given its channel's signals back) a new one, taken at once.
 func Caught() chan os.Signal {
+	handing.Lock()
+	defer handing.Unlock()
 	if ready != nil {
 		<-ready
 		ready = nil
