@@ -37,27 +37,27 @@ var relationFields = []string{"Depends", "Pre-Depends", "Provides", "Conflicts",
 func readControl(name string, r io.Reader) (*Control, error) {
 	zr, err := decompress(bufio.NewReader(r), r)
 	if err != nil {
-		return nil, &debError{member: name, err: err}
+		return nil, &debError{member: name, reason: err}
 	}
 	defer zr.Close()
 	tr := tar.NewReader(zr)
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			return nil, &debError{member: name, err: errDebNoControl}
+			return nil, &debError{member: name, reason: errDebNoControl}
 		}
 		if err != nil {
-			return nil, &debError{member: name, err: err}
+			return nil, &debError{member: name, reason: err}
 		}
 		if strings.TrimPrefix(hdr.Name, "./") != "control" || hdr.Typeflag != tar.TypeReg {
 			continue
 		}
 		if hdr.Size > maxControl {
-			return nil, &debError{member: name, err: fmt.Errorf("control file over %d bytes", maxControl)}
+			return nil, &debError{member: name, reason: fmt.Errorf("control file over %d bytes", maxControl)}
 		}
 		data, err := io.ReadAll(tr)
 		if err != nil {
-			return nil, &debError{member: name, err: err}
+			return nil, &debError{member: name, reason: err}
 		}
 		return parseControl(data), nil
 	}

@@ -218,7 +218,7 @@ func convert(w io.Writer, src io.Reader, cv conversion) (tarutil.Stats, error) {
 	case e1 != nil:
 		return st, e1
 	case err != nil && errors.As(e2, &after):
-		return st, &debError{member: after.member, err: err} // the cause, not what follows
+		return st, &debError{member: after.member, reason: err} // the cause, not what follows
 	case errors.Is(e2, io.ErrUnexpectedEOF) && !errors.As(e2, new(*debError)) && errors.Is(err, tarutil.ErrTruncated):
 		// A compressed tar that ended early, which the tar's reader saw as the archive
 		// truncated, naming the member it was in (a .deb's error names its own member).

@@ -36,37 +36,71 @@ var errDeb = errors.New("fetch: malformed .deb")
 
 // Reasons a .deb is refused, inside a debError.
 var (
-	errDebNoMagic     = errors.New("fetch: no ar magic")
-	errDebHeader      = errors.New("fetch: bad ar header")
-	errDebSize        = errors.New("fetch: bad size")
-	errDebNoData      = errors.New("fetch: no data.tar member")
-	errDebCompression = errors.New("fetch: compression not supported")
-	errDebStranger    = errors.New("fetch: not a member of a .deb (want control.tar, then data.tar)")
-	errDebOrder       = errors.New("fetch: before the control.tar member")
-	errDebFirst       = errors.New("fetch: first member not debian-binary")
-	errDebFormat      = errors.New("fetch: format not 2.x")
-	errDebSecond      = errors.New("fetch: a second data member")
-	errDebCutShort    = errors.New("fetch: compressed tar cut short at the member's end")
-	errDebNoControl   = errors.New("fetch: no control file")
+	errDebNoMagic     error = &debReason{"no ar magic"}
+	errDebHeader      error = &debReason{"bad ar header"}
+	errDebSize        error = &debReason{"bad size"}
+	errDebNoData      error = &debReason{"no data.tar member"}
+	errDebCompression error = &debReason{"compression not supported"}
+	errDebStranger    error = &debReason{"not a member of a .deb (want control.tar, then data.tar)"}
+	errDebOrder       error = &debReason{"before the control.tar member"}
+	errDebFirst       error = &debReason{"first member not debian-binary"}
+	errDebFormat      error = &debReason{"format not 2.x"}
+	errDebSecond      error = &debReason{"a second data member"}
+	errDebCutShort    error = &debReason{"compressed tar cut short at the member's end"}
+	errDebNoControl   error = &debReason{"no control file"}
 )
 
-// debError is an error that is ErrDeb, naming the member concerned when there is one,
-// and its reason (tarutil.ErrTruncated or one of the errDeb* above, possibly wrapped).
+// A debReason is one of the errDeb* reasons: its Error has the package's prefix, as a
+// sentinel alone is said; a debError says its text alone.
+type debReason struct{ text string }
+
+// debReasonPrefix is what a debReason's Error says before its text: the package's name,
+// as a sentinel's error carries it (STYLE).
+const debReasonPrefix = "fetch: "
+
+func (r *debReason) Error() string { return debReasonPrefix + r.text }
+
+// debError is an error that is ErrDeb, naming the member concerned when there is one, its
+// reason, what more is known of it, and the error that caused it, if any.
 type debError struct {
 	member string // "" for the archive as a whole
-	err    error
+	reason error  // one of the errDeb*, or what refused the member: a tarutil error, a decompressor's, a tar reader's
+	detail string // worded after the reason, its separator first: ": \"3.0\\n\""
+	cause  error  // worded after the detail; nil for none
+}
+
+// debRefused is a debError for reason with the detail format makes, its separator first.
+func debRefused(member string, reason error, format string, args ...any) *debError {
+	return &debError{member: member, reason: reason, detail: fmt.Sprintf(format, args...)}
 }
 
 func (e *debError) Error() string {
-	why := strings.TrimPrefix(strings.TrimPrefix(e.err.Error(), "fetch: "), "tarutil: ")
+	why := debSaid(e.reason) + e.detail
+	if e.cause != nil {
+		why += ": " + e.cause.Error()
+	}
 	if e.member == "" {
 		return "deb: " + why
 	}
 	return fmt.Sprintf("deb member %q: %s", e.member, why)
 }
 
+// debSaid words a debError's reason without its package's prefix.
+func debSaid(err error) string {
+	if r, ok := err.(*debReason); ok {
+		return r.text
+	}
+	return tarutil.Said(err)
+}
+
 func (e *debError) Is(target error) bool { return target == errDeb }
-func (e *debError) Unwrap() error        { return e.err }
+
+func (e *debError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.reason}
+	}
+	return []error{e.reason, e.cause}
+}
 
 // arReader reads the members of an ar archive in order, front to back.
 type arReader struct {
@@ -80,7 +114,7 @@ type arReader struct {
 func newArReader(r *bufio.Reader) (*arReader, error) {
 	magic := make([]byte, len(arMagic))
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != arMagic {
-		return nil, &debError{err: errDebNoMagic}
+		return nil, &debError{reason: errDebNoMagic}
 	}
 	return &arReader{r: r}, nil
 }
@@ -99,13 +133,13 @@ func (a *arReader) next() (string, error) {
 	case err != nil:
 		return "", a.truncated(err)
 	case string(h[58:60]) != "`\n":
-		return "", &debError{err: fmt.Errorf("%w after member %q", errDebHeader, a.name)}
+		return "", debRefused("", errDebHeader, " after member %q", a.name)
 	}
 	// GNU ar ends a name with "/"; dpkg-deb pads it with spaces.
 	name := strings.TrimSuffix(strings.TrimRight(string(h[0:16]), " "), "/")
 	size, err := strconv.ParseInt(strings.TrimRight(string(h[48:58]), " "), 10, 64)
 	if err != nil || size < 0 {
-		return "", &debError{member: name, err: fmt.Errorf("%w %q in its ar header", errDebSize, h[48:58])}
+		return "", debRefused(name, errDebSize, " %q in its ar header", h[48:58])
 	}
 	a.name, a.left, a.pad = name, size, size%2 == 1
 	return name, nil
@@ -114,7 +148,7 @@ func (a *arReader) next() (string, error) {
 // truncated reports the archive ending inside a header, or inside the current member.
 func (a *arReader) truncated(err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return &debError{member: a.name, err: tarutil.ErrTruncated}
+		return &debError{member: a.name, reason: tarutil.ErrTruncated}
 	}
 	return err
 }
@@ -168,7 +202,7 @@ func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMe
 	for {
 		name, err := a.next()
 		if err == io.EOF {
-			return nil, &debError{err: errDebNoData}
+			return nil, &debError{reason: errDebNoData}
 		}
 		if err != nil {
 			return nil, err
@@ -178,7 +212,7 @@ func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMe
 		}
 		if is, known := compressedTar(name, "control.tar"); is && !control {
 			if !known {
-				return nil, &debError{member: name, err: errDebCompression}
+				return nil, &debError{member: name, reason: errDebCompression}
 			}
 			control = true
 			if want != nil {
@@ -191,11 +225,11 @@ func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMe
 		is, known := compressedTar(name, "data.tar")
 		switch {
 		case !is:
-			return nil, &debError{member: name, err: errDebStranger}
+			return nil, &debError{member: name, reason: errDebStranger}
 		case !control:
-			return nil, &debError{member: name, err: errDebOrder}
+			return nil, &debError{member: name, reason: errDebOrder}
 		case !known:
-			return nil, &debError{member: name, err: fmt.Errorf("%w (pkg reads %s)", errDebCompression, orList(compressionNames()))}
+			return nil, debRefused(name, errDebCompression, " (pkg reads %s)", orList(compressionNames()))
 		}
 		return &debMember{a: a, name: name, size: a.left}, nil
 	}
@@ -205,7 +239,7 @@ func openDeb(r *bufio.Reader, want func(name string, r io.Reader) error) (*debMe
 func debianBinary(a *arReader) error {
 	name, err := a.next()
 	if err == io.EOF || err == nil && name != "debian-binary" {
-		return &debError{err: fmt.Errorf("%w: %q", errDebFirst, name)}
+		return debRefused("", errDebFirst, ": %q", name)
 	}
 	if err != nil {
 		return err
@@ -215,7 +249,7 @@ func debianBinary(a *arReader) error {
 		return err
 	}
 	if !bytes.HasPrefix(v, []byte("2.")) || a.left > 0 {
-		return &debError{member: name, err: fmt.Errorf("%w: %.16q", errDebFormat, v)}
+		return debRefused(name, errDebFormat, ": %.16q", v)
 	}
 	return nil
 }
@@ -235,7 +269,7 @@ func (d *debMember) finish() error {
 			return err
 		}
 		if is, _ := compressedTar(name, "data.tar"); is {
-			return &debError{member: name, err: fmt.Errorf("%w, after %q", errDebSecond, d.name)}
+			return debRefused(name, errDebSecond, ", after %q", d.name)
 		}
 	}
 }
@@ -274,9 +308,9 @@ func inflateDeb(plain *pipe, r *bufio.Reader, cv conversion) error {
 		case err == errReaderGone || errors.As(err, &de):
 			return err
 		case errors.Is(err, io.ErrUnexpectedEOF) && d.a.left == 0:
-			return &debError{member: d.name, err: fmt.Errorf("%w, %d bytes as its ar header declares: %w", errDebCutShort, d.size, err)}
+			return &debError{member: d.name, reason: errDebCutShort, detail: fmt.Sprintf(", %d bytes as its ar header declares", d.size), cause: err}
 		}
-		return &debError{member: d.name, err: err}
+		return &debError{member: d.name, reason: err}
 	}
 	if err := d.finish(); err != nil {
 		return &afterData{d.name, err}

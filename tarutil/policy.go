@@ -380,7 +380,7 @@ func (c *checker) checkHardlink(hdr *tar.Header) (string, error) {
 	}
 	target, err := cleanName(hdr.Linkname)
 	if err != nil {
-		return "", refusedf(ErrHardlink, ": target %s: %s", termtext.Quote(hdr.Linkname), said(err))
+		return "", refusedf(ErrHardlink, ": target %s: %s", termtext.Quote(hdr.Linkname), Said(err))
 	}
 	if typ, _ := c.kind(target); typ != tar.TypeReg {
 		return "", refusedf(ErrHardlink, ": target %s is not an earlier regular member", termtext.Quote(hdr.Linkname))

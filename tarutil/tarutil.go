@@ -130,7 +130,7 @@ var (
 
 // A reason is one of the package's sentinels: its Error has the package's prefix, as a
 // sentinel alone is said; a *MemberError, and where a stream was refused, say its text
-// alone (said).
+// alone (Said).
 type reason struct{ text string }
 
 // reasonPrefix is what a reason's Error says before its text: the package's name, as a
@@ -167,18 +167,19 @@ func (e *refusal) Unwrap() []error {
 	return []error{e.reason, e.cause}
 }
 
-// said is err as a *MemberError, and where a stream was refused, say it: a reason of the
-// package, and what is worded after it, without the package's prefix.
-func said(err error) string {
+// Said words err as a *MemberError, and where a stream was refused, say it: a reason of
+// the package, and what is worded after it, without the package's prefix; any other error
+// as its Error does. An error that wraps one of the package's says it so.
+func Said(err error) string {
 	switch e := err.(type) {
 	case *reason:
 		return e.text
 	case *refusal:
-		return said(e.reason) + e.detail
+		return Said(e.reason) + e.detail
 	case *LimitError:
-		return said(ErrLimit) + ": " + e.detail
+		return Said(ErrLimit) + ": " + e.detail
 	case *FoldedError:
-		return said(ErrFolded) + e.detail()
+		return Said(ErrFolded) + e.detail()
 	}
 	return err.Error()
 }
@@ -205,7 +206,7 @@ type MemberError struct {
 }
 
 func (e *MemberError) Error() string {
-	return fmt.Sprintf("member %s: %s", termtext.Quote(e.Name), said(e.Err))
+	return fmt.Sprintf("member %s: %s", termtext.Quote(e.Name), Said(e.Err))
 }
 
 func (e *MemberError) Unwrap() error { return e.Err }
@@ -243,7 +244,7 @@ func headerError(hdr *tar.Header, last string, err error) error {
 // early end of the input is ErrTruncated.
 func readError(at streamPlace, member string, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		err = &refusal{reason: ErrTruncated, detail: ": " + said(err), cause: err}
+		err = &refusal{reason: ErrTruncated, detail: ": " + Said(err), cause: err}
 	}
 	return &streamError{at: at, member: member, err: err}
 }
@@ -285,7 +286,7 @@ func (e *streamError) Error() string {
 	default:
 		where = "end of archive after member " + termtext.Quote(e.member)
 	}
-	return where + ": " + said(e.err)
+	return where + ": " + Said(e.err)
 }
 
 func (e *streamError) Unwrap() error { return e.err }
