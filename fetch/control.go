@@ -37,7 +37,7 @@ var relationFields = []string{"Depends", "Pre-Depends", "Provides", "Conflicts",
 func readControl(name string, r io.Reader) (*Control, error) {
 	zr, err := decompress(bufio.NewReader(r), r)
 	if err != nil {
-		return nil, &debError{member: name, reason: err}
+		return nil, memberError(name, err)
 	}
 	defer zr.Close()
 	tr := tar.NewReader(zr)
@@ -47,7 +47,7 @@ func readControl(name string, r io.Reader) (*Control, error) {
 			return nil, &debError{member: name, reason: errDebNoControl}
 		}
 		if err != nil {
-			return nil, &debError{member: name, reason: err}
+			return nil, memberError(name, err)
 		}
 		if strings.TrimPrefix(hdr.Name, "./") != "control" || hdr.Typeflag != tar.TypeReg {
 			continue
@@ -57,10 +57,20 @@ func readControl(name string, r io.Reader) (*Control, error) {
 		}
 		data, err := io.ReadAll(tr)
 		if err != nil {
-			return nil, &debError{member: name, reason: err}
+			return nil, memberError(name, err)
 		}
 		return parseControl(data), nil
 	}
+}
+
+// memberError is err, met reading the member name, as a *debError naming it: err itself
+// where it is one already (the ar reader's, for a member cut short), so that the member is
+// named once.
+func memberError(name string, err error) error {
+	if de := (*debError)(nil); errors.As(err, &de) {
+		return err
+	}
+	return &debError{member: name, reason: err}
 }
 
 // parseControl reads the fields of a control file's first paragraph; a line that starts

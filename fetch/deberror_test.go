@@ -53,7 +53,7 @@ func TestDebErrorText(t *testing.T) {
 		{"no control file", arArchive(bin, arMember{"control.tar.gz", gzipped(t, makeTar(t, []file{{"./md5sums", nil}})), 0}, dat), true, `deb member "control.tar.gz": no control file`},
 		{"control too big", arArchive(bin, arMember{"control.tar", big, 0}, dat), true, `deb member "control.tar": control file over 1048576 bytes`},
 		{"control cut", arArchive(bin, arMember{"control.tar", cut, 0}, dat), true, `deb member "control.tar": unexpected EOF`},
-		{"control member cut", arArchive(bin, ctl)[:len(arArchive(bin))+arHeaderLen+20], true, `deb member "control.tar.gz": deb member "control.tar.gz": archive truncated`},
+		{"control member cut", arArchive(bin, ctl)[:len(arArchive(bin))+arHeaderLen+20], true, `deb member "control.tar.gz": archive truncated`},
 		{"escape then second data", arArchive(bin, ctl, arMember{"data.tar", linkTar(t, "usr/", "usr/x -> /etc/passwd"), 0}, dat), false, `deb member "data.tar": member "usr/x": symlink target outside the package: absolute target "/etc/passwd", in none of the package's top-level directories`},
 	}
 	for _, tt := range tests {
