@@ -104,9 +104,9 @@ func (fds *parts) close() {
 
 // openLayout opens the root dir, refusing a symlink in its place, and the directories of
 // its layout, checking each and the files (checkPart); with create, it makes the
-// directories missing (but those made later) once all that is there passed. A part
-// missing without create stays -1.
-func openLayout(dir string, create bool) (fds parts, err error) {
+// directories missing (but those made later) once all that is there passed, and returns
+// those it made. A part missing without create stays -1.
+func openLayout(dir string, create bool) (fds parts, made []part, err error) {
 	fds = noParts()
 	defer func() {
 		if err != nil {
@@ -114,18 +114,18 @@ func openLayout(dir string, create bool) (fds parts, err error) {
 		}
 	}()
 	if fds[top], err = openDir(unix.AT_FDCWD, dir); err != nil {
-		return fds, &os.PathError{Op: "open", Path: dir, Err: err}
+		return fds, made, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	if fds[top] < 0 {
 		var st fileStat
 		if st.at(unix.AT_FDCWD, dir, unix.AT_SYMLINK_NOFOLLOW) == nil && st.mode&unix.S_IFMT == unix.S_IFLNK {
-			return fds, &LayoutError{Root: dir, Path: ".", Problem: "is a symlink: give pkg the directory it leads to"}
+			return fds, made, &LayoutError{Root: dir, Path: ".", Problem: "is a symlink: give pkg the directory it leads to"}
 		}
-		return fds, &os.PathError{Op: "open", Path: dir, Err: unix.ENOTDIR}
+		return fds, made, &os.PathError{Op: "open", Path: dir, Err: unix.ENOTDIR}
 	}
 	var root fileStat
 	if err := root.at(fds[top], "", 0); err != nil {
-		return fds, &os.PathError{Op: "stat", Path: dir, Err: err}
+		return fds, made, &os.PathError{Op: "stat", Path: dir, Err: err}
 	}
 	var missing []int
 	for i, l := range layout {
@@ -136,29 +136,35 @@ func openLayout(dir string, create bool) (fds parts, err error) {
 		if err := fds.open(dir, i, &root); errors.Is(err, unix.ENOENT) {
 			missing = append(missing, i)
 		} else if err != nil {
-			return fds, err
+			return fds, made, err
 		}
 	}
 	if !create {
-		return fds, nil
+		return fds, made, nil
 	}
 	for _, i := range missing {
 		if l := layout[i]; l.part != top && !l.later {
-			if err := fds.make(dir, i, &root); err != nil {
-				return fds, fmt.Errorf("create root: %w", err)
+			ok, err := fds.make(dir, i, &root)
+			if err != nil {
+				return fds, made, fmt.Errorf("create root: %w", err)
+			}
+			if ok {
+				made = append(made, l.part)
 			}
 		}
 	}
-	return fds, nil
+	return fds, made, nil
 }
 
-// make makes the directory layout[i] in its parent, if it is missing, and opens it.
-func (fds *parts) make(dir string, i int, root *fileStat) error {
+// make makes the directory layout[i] in its parent, if it is missing, and opens it. It
+// reports whether it made it (none another process made first).
+func (fds *parts) make(dir string, i int, root *fileStat) (bool, error) {
 	l := layout[i]
-	if err := unix.Mkdirat(fds[parentOf(l.rel)], filepath.Base(l.rel), 0o755); err != nil && err != unix.EEXIST {
-		return &os.PathError{Op: "mkdir", Path: filepath.Join(dir, l.rel), Err: err}
+	err := unix.Mkdirat(fds[parentOf(l.rel)], filepath.Base(l.rel), 0o755)
+	if err != nil && err != unix.EEXIST {
+		return false, &os.PathError{Op: "mkdir", Path: filepath.Join(dir, l.rel), Err: err}
 	}
-	return fds.open(dir, i, root)
+	return err == nil, fds.open(dir, i, root)
 }
 
 // open opens the directory layout[i], or checks the file, in its parent, through no
@@ -216,7 +222,8 @@ func (r *Root) makeSaved() error {
 	}
 	for i, l := range layout {
 		if l.part == saved {
-			return r.fd.make(r.dir, i, &root)
+			_, err := r.fd.make(r.dir, i, &root)
+			return err
 		}
 	}
 	return nil

@@ -38,13 +38,14 @@ func openLock(dir string) (string, parts, *os.File, made, error) {
 	if err != nil {
 		return "", parts{}, nil, made{}, err
 	}
-	m := missing(dir)
+	m := made{dirs: missing(dir)}
 	if err := os.MkdirAll(dir, 0o755); errors.Is(err, syscall.EROFS) {
 		return "", parts{}, nil, m, readOnlyError(dir, err)
 	} else if err != nil {
 		return "", parts{}, nil, m, fmt.Errorf("create root: %w", err)
 	}
-	fds, err := openLayout(dir, true)
+	fds, madeParts, err := openLayout(dir, true)
+	m.parts = madeParts
 	if err != nil {
 		return "", fds, nil, m, err
 	}

@@ -171,7 +171,7 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	fds, err := openLayout(dir, false)
+	fds, _, err := openLayout(dir, false)
 	if err == nil && fds[meta] < 0 {
 		err = &os.PathError{Op: "open", Path: filepath.Join(dir, ".pkg"), Err: unix.ENOENT}
 	}

@@ -11,28 +11,23 @@ import (
 )
 
 // made is what Open made of a root: the directories its path lacked (MkdirAll's), the
-// root first, and the directories of the layout that were not there.
+// root first, and the directories of the layout it made (openLayout's).
 type made struct {
 	dirs  []string
-	parts []part // of meta, pkgs and bin
+	parts []part // of meta, staging, trash, pkgs and bin
 }
 
-// missing returns what Open would make of the root at dir, the absolute path of a
-// directory or of none yet.
-func missing(dir string) made {
-	var m made
+// missing returns the directories of the path dir, absolute, that are not there, dir
+// first: those Open's MkdirAll would make.
+func missing(dir string) []string {
+	var dirs []string
 	for p := dir; p != filepath.Dir(p); p = filepath.Dir(p) {
 		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 			break
 		}
-		m.dirs = append(m.dirs, p)
+		dirs = append(dirs, p)
 	}
-	for _, p := range []part{meta, pkgs, bin} {
-		if _, err := os.Lstat(filepath.Join(dir, partRel(p))); errors.Is(err, fs.ErrNotExist) {
-			m.parts = append(m.parts, p)
-		}
-	}
-	return m
+	return dirs
 }
 
 // unmake takes away, best effort, what Open made of the root r holds locked and empty (no
