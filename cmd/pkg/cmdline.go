@@ -29,13 +29,14 @@ type cmdline struct {
 	command string      // the command run, as "sync"
 	options []string    // of meaningful, as "--frozen"
 	dirs    []string    // the root and the cache in effect, given or not
+	app     *cli.App    // whose commands and global options advice names; nil: a new one's
 }
 
 // givenGlobals returns the cmdline of c, the app's context, before defaultDirs sets the
 // root and the cache it leaves empty: an empty --root means the default, as none does.
 func givenGlobals(c *cli.Context) *cmdline {
-	l := &cmdline{}
-	for _, f := range globalFlags() {
+	l := &cmdline{app: c.App}
+	for _, f := range c.App.Flags {
 		name := f.Names()[0]
 		if !slices.Contains(carried, name) || !given(c, f) {
 			continue
@@ -151,7 +152,7 @@ func (l *cmdline) carry(text string, online bool) string {
 		i += len("'pkg")
 		b.WriteString(text[:i])
 		text = text[i:]
-		own, command, at := lineStart(text)
+		own, command, at := l.lineStart(text)
 		if command == "" { // 'pkg --version', not a command about a root
 			continue
 		}
@@ -199,8 +200,11 @@ func givesOption(text, o string) bool {
 // lineStart reads the start of a command line in advice, what follows its "pkg": the
 // global options it gives, its command, and the offset just past the command's name, or
 // a command of "" where it names none of pkg's.
-func lineStart(text string) (own []string, command string, at int) {
-	flags := globalFlags()
+func (l *cmdline) lineStart(text string) (own []string, command string, at int) {
+	if l.app == nil {
+		l.app = newApp(nil, nil)
+	}
+	flags := l.app.Flags
 	for at < len(text) {
 		rest := strings.TrimLeft(text[at:], " ")
 		at = len(text) - len(rest)
@@ -208,7 +212,7 @@ func lineStart(text string) (own []string, command string, at int) {
 		word, _, _ = strings.Cut(word, "'") // the line's end: 'pkg verify':
 		at += len(word)
 		if !strings.HasPrefix(word, "--") {
-			if newApp(nil, nil).Command(word) == nil {
+			if l.app.Command(word) == nil {
 				return nil, "", 0
 			}
 			return own, word, at
