@@ -66,12 +66,14 @@ func holdOf(holds []Hold, p Package) (Requirement, bool) {
 
 // kept returns the installed packages an upgrade keeps exactly as installed, in place of
 // the index's entries: all but those that may move and whose version the publisher
-// republished with another archive or entry (repo add --replace), which take the index's.
+// republished with another archive or entry (repo add --replace), or that a repair recorded
+// Bare (installing no entry) and the index offers, which take the index's.
 func kept(ix *Index, byName map[string]Package, free map[string]bool) map[string]Package {
 	versions := ix.versions()
 	keep := make(map[string]Package, len(byName))
 	for name, p := range byName {
-		if !free[name] || !republished(versions[name], p) {
+		offered := p.Bare && slices.ContainsFunc(versions[name], func(q Package) bool { return q.Version == p.Version })
+		if !free[name] || !offered && !republished(versions[name], p) {
 			keep[name] = p
 		}
 	}

@@ -617,3 +617,33 @@ func TestRepairGoneWithoutRepo(t *testing.T) {
 		t.Errorf("verify after the advice: exit %d, %s", code, stderr)
 	}
 }
+
+// TestRepairWithoutRepoUpgrade: an upgrade from a repository records again each package a
+// repair recorded incomplete, as a reinstall does: stub, with no dependencies or commands,
+// was kept as recorded, its entry no different from the record, and stayed incomplete.
+func TestRepairWithoutRepoUpgrade(t *testing.T) {
+	for _, names := range [][]string{nil, {"stub"}} {
+		base := t.TempDir()
+		dir := filepath.Join(base, "repo")
+		archive := filepath.Join(base, "stub-1.0.tar")
+		if err := os.WriteFile(archive, packageTar(t, "stub", "1.0", 'v'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: "stub", Version: "1.0"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		e := newEnv(t, base, dir)
+		e.ok("install", "stub")
+		if err := os.Remove(filepath.Join(e.root, ".pkg", "db")); err != nil {
+			t.Fatal(err)
+		}
+		var out, stderr bytes.Buffer
+		if code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "verify", "--repair"}, &out, &stderr); code != 1 {
+			t.Fatalf("verify --repair without a repository: exit %d\n%s%s", code, out.String(), stderr.String())
+		}
+		e.ok(append([]string{"upgrade"}, names...)...)
+		if out, stderr, code := e.pkg("verify"); code != 0 {
+			t.Errorf("verify after pkg upgrade %v of stub recorded incomplete: exit %d\n%s%s", names, code, out, stderr)
+		}
+	}
+}
