@@ -343,7 +343,8 @@ func TestInstallSettlesCache(t *testing.T) {
 // TestOfflineReinstallNoRepo reinstalls, offline and with no repository given or
 // configured, an installed package whose archive the cache holds: the record names the
 // archive's sha256, so no index is needed, and the reinstall puts back a file deleted by
-// hand. An archive the cache lacks is refused naming it, with the advice to fetch it.
+// hand. An archive the cache lacks is refused naming it, with the advice to fetch it from a
+// repository, which the command lacks.
 func TestOfflineReinstallNoRepo(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.ok("install", "hello")
@@ -366,7 +367,7 @@ func TestOfflineReinstallNoRepo(t *testing.T) {
 
 	e.ok("cache", "clean")
 	_, stderr, code := bare("install", "--reinstall", "libgreet")
-	if want := "pkg: offline: not in the cache: libgreet 1.0.0\npkg: hint: fetch them while online"; code != 1 || !strings.Contains(stderr, want) {
+	if want := "pkg: offline: not in the cache: libgreet 1.0.0\npkg: hint: no repository is in effect to fetch them from"; code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("offline reinstall of an archive the cache lacks: exit %d, %q; want %q", code, stderr, want)
 	}
 }
@@ -404,5 +405,26 @@ func TestReinstallPutsBackGoneDependency(t *testing.T) {
 	_, stderr, code := bare("install", "--reinstall", "hello")
 	if code != 1 || !strings.Contains(stderr, "pkg: offline: not in the cache: ") || !strings.Contains(stderr, "libgreet 1.0.0") {
 		t.Errorf("offline reinstall of hello, libgreet's tree gone and the cache empty: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestOfflineNotCachedNoRepo: an offline reinstall of an archive the cache lacks, with no
+// repository in effect, is told to fetch it from a repository, which it must name: the hint
+// advised 'pkg fetch NAME...', which fetches from none.
+func TestOfflineNotCachedNoRepo(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "tool", "1.0")
+	e := newEnv(t, base, dir)
+	e.ok("install", "tool")
+	e.ok("cache", "clean")
+	var out, stderr bytes.Buffer
+	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "--offline", "install", "--reinstall", "tool"}, &out, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "pkg: hint: no repository is in effect to fetch them from") || !strings.Contains(stderr.String(), "--repo URL fetch NAME...'") {
+		t.Errorf("offline reinstall without a repository, tool not cached: exit %d\n%s%s", code, out.String(), stderr.String())
+	}
+	_, er, code := e.pkg("--offline", "install", "--reinstall", "tool")
+	if code != 1 || !strings.Contains(er, "pkg: hint: fetch them while online ('pkg --root "+e.root+" --cache "+e.cache+" --repo "+dir+" fetch NAME...'") {
+		t.Errorf("offline reinstall with its repository, tool not cached: exit %d\n%s", code, er)
 	}
 }

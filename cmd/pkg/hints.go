@@ -275,6 +275,7 @@ var hints = []hintRule{
 	}), online: true},
 	{fn: as(sizeHint)},
 	{fn: as(func(se *session.SizeError) string { return sizeHint(&sizeError{error: se}) })}, // of a command that changes no root
+	{fn: asHint[*noRepoNotCachedError]("no repository is in effect to fetch them from: fetch them online from one ('pkg --repo URL fetch NAME...' fills the cache; or configure it, docs/config.md), or run with it, without --offline (and PKG_OFFLINE unset)"), online: true},
 	{fn: asHint[*txn.NotCachedError]("fetch them while online ('pkg fetch NAME...' fills the cache), or run without --offline (and PKG_OFFLINE unset)"), online: true},
 	{err: session.ErrNoRoot, hint: "check --root (PKG_ROOT): commands about what is installed need a root something was installed in"},
 	{err: session.ErrCutShort, hint: "'pkg verify' undoes it now, as the next install does first"},
@@ -562,4 +563,23 @@ func damagedOffline(err error) bool {
 func npmGone(err error) bool {
 	var le *publish.NPMLockError
 	return errors.As(err, &le) && errors.Is(err, session.ErrGone)
+}
+
+// noRepoNotCachedError is an offline refusal of archives the cache lacks
+// (*txn.NotCachedError) where no repository is in effect to fetch them from.
+type noRepoNotCachedError struct{ error }
+
+func (e *noRepoNotCachedError) Unwrap() error { return e.error }
+
+// notCachedNoRepo returns err as a *noRepoNotCachedError where it holds a
+// *txn.NotCachedError and s has no repository in effect, or cannot say which; any other
+// err as it is.
+func notCachedNoRepo(s *session.Session, err error) error {
+	if !errors.As(err, new(*txn.NotCachedError)) {
+		return err
+	}
+	if rs, rerr := s.Repositories(); rerr == nil && len(rs) > 0 {
+		return err
+	}
+	return &noRepoNotCachedError{err}
 }

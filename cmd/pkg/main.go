@@ -56,6 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		CommandLines: []string{"run"}, // pkg run NAME ARGS...: ARGS are the command's
 	})
 	if s, ok := app.Metadata["session"].(*session.Session); ok {
+		err = notCachedNoRepo(s, err)
 		if err == nil && ctx.Err() == nil && growing[used] {
 			s.Upkeep().AutoPrune()
 		}
