@@ -3,9 +3,11 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"pkg/repo"
 	"slices"
 	"strings"
+
+	"pkg/internal/termtext"
+	"pkg/repo"
 )
 
 // LockText says, a line each, how the lockfile l written at path differs from old (nil:
@@ -49,8 +51,10 @@ func lockChanges(old, l *repo.Lock) []string {
 			lines = append(lines, fmt.Sprintf("locked %s %s%s", p.Name, p.Version, forPlatform(p)))
 		case q.Version != p.Version:
 			lines = append(lines, fmt.Sprintf("locked %s %s%s (was %s)", p.Name, p.Version, forPlatform(p), q.Version))
-		case q.SHA256 != p.SHA256 || q.Archive != p.Archive:
+		case q.SHA256 != p.SHA256:
 			lines = append(lines, fmt.Sprintf("locked %s %s%s (new archive)", p.Name, p.Version, forPlatform(p)))
+		case q.Archive != p.Archive: // the repository moved, or the entry names another copy
+			lines = append(lines, fmt.Sprintf("locked %s %s%s (same archive, now at %s)", p.Name, p.Version, forPlatform(p), termtext.WithoutCredentials(p.Archive)))
 		}
 		delete(was, key)
 	}
