@@ -126,12 +126,24 @@ func tryLock(f *os.File, how int) (bool, error) {
 	return false, fmt.Errorf("lock %s: %w", f.Name(), err)
 }
 
-// waitLock takes the lock f of the root dir, waiting up to o.LockTimeout (forever if 0) or
-// until ctx is done, and calling o.Waiting once if it must wait more than one retry (a
+// A lockWait is a command's wait for its root's lock, over the roots lockRoot opens
+// again: one deadline, o.LockTimeout from its start (none if 0), and o.Waiting called once.
+type lockWait struct {
+	o        Options
+	deadline time.Time
+	told     bool
+}
+
+func newLockWait(o Options) *lockWait {
+	return &lockWait{o: o, deadline: time.Now().Add(o.LockTimeout)}
+}
+
+// lock takes the lock f of the root dir, waiting until w's deadline or until ctx is done,
+// and calling o.Waiting, unless w did already, if it must wait more than one retry (a
 // command that only looks holds it a moment), then writes o.Owner into it for others that
 // wait.
-func waitLock(ctx context.Context, f *os.File, dir string, o Options) error {
-	deadline := time.Now().Add(o.LockTimeout)
+func (w *lockWait) lock(ctx context.Context, f *os.File, dir string) error {
+	o := w.o
 	for tries := 1; ; tries++ {
 		ok, err := tryLock(f, unix.LOCK_EX)
 		if err != nil {
@@ -140,12 +152,13 @@ func waitLock(ctx context.Context, f *os.File, dir string, o Options) error {
 		if ok {
 			break
 		}
-		if tries == 2 && o.Waiting != nil {
+		if tries >= 2 && !w.told && o.Waiting != nil {
+			w.told = true
 			o.Waiting(readOwner(f))
 		}
 		wait := lockRetry
 		if o.LockTimeout != 0 {
-			if wait = min(wait, time.Until(deadline)); wait <= 0 {
+			if wait = min(wait, time.Until(w.deadline)); wait <= 0 {
 				return &reasonError{fmt.Sprintf("root %s is locked by %s: gave up after %v", dir, readOwner(f), o.LockTimeout), ErrLocked, nil}
 			}
 		}

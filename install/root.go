@@ -94,10 +94,12 @@ func Open(ctx context.Context, dir string, o Options) (*Root, error) {
 	return r, nil
 }
 
-// lockRoot opens the root at dir (openLock) and takes its lock, waiting until ctx is done,
-// for Open and Rebuild, which open its database next. ctx becomes its Options.Context.
+// lockRoot opens the root at dir (openLock) and takes its lock, waiting until ctx is done
+// or o.LockTimeout has passed, however often it opens the root again (lockWait), for Open
+// and Rebuild, which open its database next. ctx becomes its Options.Context.
 func lockRoot(ctx context.Context, dir string, o Options) (*Root, error) {
 	o.Context = ctx
+	w := newLockWait(o)
 	for tries := 1; ; tries++ {
 		abs, fds, lock, m, err := openLock(dir)
 		if errors.Is(err, fs.ErrNotExist) && tries < maxUnmadeRetries {
@@ -106,7 +108,7 @@ func lockRoot(ctx context.Context, dir string, o Options) (*Root, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := waitLock(ctx, lock, abs, o); err != nil { // not held: the holder's line is another's
+		if err := w.lock(ctx, lock, abs); err != nil { // not held: the holder's line is another's
 			lock.Close()
 			fds.close()
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 )
 
@@ -48,6 +49,53 @@ func TestAbandonUnmakes(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(base, "new")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the root's parent after both abandoned it: %v", err)
+	}
+}
+
+// TestAbandonWaitsOnce: a command waiting for a root's lock that its holder abandons, and
+// that another then makes anew and holds, says it waits once, and gives up when its one
+// lock timeout has passed: it said so again, and waited its timeout anew, for each root it
+// opened.
+func TestAbandonWaitsOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "root")
+	first, err := Open(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said atomic.Int32
+	waiting := make(chan struct{}, 8)
+	opened := make(chan error, 1)
+	var second *Root
+	go func() {
+		var err error
+		second, err = Open(context.Background(), dir, Options{LockTimeout: 10 * lockRetry, Waiting: func(string) {
+			said.Add(1)
+			waiting <- struct{}{}
+		}})
+		opened <- err
+	}()
+	<-waiting
+	if err := first.Abandon(); err != nil {
+		t.Fatal(err)
+	}
+	third := make(chan *Root, 1)
+	go func() { // made anew and held, unless the waiting command made it first
+		r, err := Open(context.Background(), dir, Options{})
+		if err != nil {
+			t.Error(err)
+		}
+		third <- r
+	}()
+	if err := <-opened; err == nil {
+		second.Close()
+	} else if !errors.Is(err, ErrLocked) {
+		t.Errorf("the waiting command: %v; want it to give up on ErrLocked, or open the root", err)
+	}
+	if r := <-third; r != nil {
+		r.Close()
+	}
+	if n := said.Load(); n != 1 {
+		t.Errorf("the waiting command said it waits %d times; want once", n)
 	}
 }
 
