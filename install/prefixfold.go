@@ -247,7 +247,10 @@ func (rf *roll) putBack(f db.Fold) error {
 	}
 	d, at := prefixPlace(f.Path), place{back.in, back.name + "/" + f.Member}
 	if f.Ino == 0 {
-		return rf.moveBack(f, d, at)
+		if err := rf.moveBack(f, d, at); err != nil || len(rf.owners[f.Path].Names) > 0 {
+			return err // where another package lists the directory, it is linked into: as any of the prefix
+		}
+		return rf.save(f, d)
 	}
 	nw := place{pkgs, repo.FileName(f.Name) + "/" + f.Member}
 	if cur, _ := r.inode(d); cur == f.Old {
@@ -258,6 +261,9 @@ func (rf *roll) putBack(f db.Fold) error {
 		}
 	}
 	if err := rf.moveBack(f, nw, at); err != nil {
+		return err
+	}
+	if err := rf.save(f, nw); err != nil {
 		return err
 	}
 	if cur, _ := r.inode(d); cur != f.Ino {
@@ -288,6 +294,38 @@ func (rf *roll) moveBack(f db.Fold, d, at place) error {
 		}
 	}
 	return err
+}
+
+// save keeps what the user put in f's placeholder, which came back at p in the place of the
+// folded directory: each entry moved to .pkg/saved as beneath f.Path, as what the user put in
+// the prefix is (keep). What is at p is the placeholder unless it is a directory of the
+// package (f.Old, f.Ino); one rename an entry, so that a roll-forward run again after a
+// crash moves what is left.
+func (rf *roll) save(f db.Fold, p place) error {
+	r := rf.r
+	var st unix.Stat_t
+	if err := r.stat(p, &st); errors.Is(err, unix.ENOENT) {
+		return nil
+	} else if err != nil {
+		return &os.PathError{Op: "lstat", Path: r.pathOf(p), Err: unwrapPath(err)}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Ino == f.Old || st.Ino == f.Ino {
+		return nil // the user's in the placeholder's place, moved with the rest; or the package's
+	}
+	names, err := r.names(p)
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if err := foldStep(); err != nil {
+			return err
+		}
+		if err := rf.keepAt(place{p.in, p.name + "/" + n}, f.Path+"/"+n, f.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fold moves the new tree's directory f.Ino from pkgs/NAME/f.Member to f.Path, over the

@@ -295,19 +295,21 @@ func TestFoldRepair(t *testing.T) {
 // TestFoldCut cuts the roll-forward short before each move of a fold, unfold, upgrade and
 // remove (a crash), then the start's roll-forward before each of its own moves (a crash
 // while recovering): the start after that finishes it, never moving a directory back,
-// and the prefix is the new set of packages.
+// and the prefix is the new set of packages. A file the user put in a placeholder before
+// an upgrade or a remove is then in .pkg/saved at its prefix path, once.
 func TestFoldCut(t *testing.T) {
 	steps := []struct {
 		name   string
 		files  []string
 		remove []string
+		user   string // a placeholder, in pkgs/, given two files of the user's before the step
 	}{
-		{"a", appTree("opt/app", 20, "one"), nil},
-		{"a", appTree("opt/app", 24, "two"), nil},
-		{"b", []string{"opt/app/plugin/b=b"}, nil},
-		{"", nil, []string{"b", "a"}},
-		{"c", appTree("srv/c/www", 16, "c"), nil},
-		{"", nil, []string{"c"}},
+		{"a", appTree("opt/app", 20, "one"), nil, ""},
+		{"a", appTree("opt/app", 24, "two"), nil, "a/opt/app"},
+		{"b", []string{"opt/app/plugin/b=b"}, nil, ""},
+		{"", nil, []string{"b", "a"}, ""},
+		{"c", appTree("srv/c/www", 16, "c"), nil, ""},
+		{"", nil, []string{"c"}, "c/srv/c"},
 	}
 	versions := map[string]int{}
 	for k := range steps {
@@ -321,6 +323,11 @@ func TestFoldCut(t *testing.T) {
 				moves = 0
 				for j, s := range steps[:k+1] {
 					var staged []*Staged
+					if s.user != "" {
+						for _, n := range []string{"mine", "notes"} {
+							must(t, os.WriteFile(filepath.Join(dir, "pkgs", s.user, fmt.Sprint(n, "-", j)), nil, 0o644))
+						}
+					}
 					if s.name != "" {
 						versions[s.name]++
 						staged = append(staged, stageIn(t, r, base, prefixPkg(s.name, fmt.Sprint(versions[s.name])), tree(s.files...)))
@@ -345,6 +352,24 @@ func TestFoldCut(t *testing.T) {
 					t.Errorf("step %d cut at %d, %d: pending after a start: %+v, %v", k, cut, cut2, p, err)
 				}
 				checkPrefix(t, r)
+				for j, s := range steps[:k+1] {
+					for _, n := range []string{"mine", "notes"} {
+						if s.user == "" {
+							continue
+						}
+						name, into := fmt.Sprint(n, "-", j), strings.SplitN(s.user, "/", 2)[1]
+						var got []string
+						filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+							if err == nil && d.Name() == name {
+								got = append(got, p)
+							}
+							return nil
+						})
+						if want, _ := filepath.Glob(r.path(".pkg", "saved", "*-root.*", into, name)); len(got) != 1 || len(want) != 1 || got[0] != want[0] {
+							t.Errorf("step %d cut at %d, %d: the user's %s in the placeholder %s is at %v, not once in .pkg/saved at %s", k, cut, cut2, name, s.user, got, into)
+						}
+					}
+				}
 				for _, part := range []string{"staging", "trash"} {
 					if ents, _ := os.ReadDir(r.path(".pkg", part)); len(ents) != 0 {
 						t.Errorf("step %d cut at %d, %d: %s after a start: %v", k, cut, cut2, part, ents)

@@ -759,7 +759,11 @@ func (rf *roll) memberOf(name, p string) (string, error) {
 
 // keep moves what the prefix holds at p, the user's, to .pkg/saved, beside what is kept of
 // the package name.
-func (rf *roll) keep(p, name string) error {
+func (rf *roll) keep(p, name string) error { return rf.keepAt(prefixPlace(p), p, name) }
+
+// keepAt moves src, the user's, to .pkg/saved as the prefix path p, beside what is kept of
+// the package name.
+func (rf *roll) keepAt(src place, p, name string) error {
 	r := rf.r
 	rf.mu.Lock()
 	defer rf.mu.Unlock()
@@ -771,7 +775,7 @@ func (rf *roll) keep(p, name string) error {
 	if err := r.mkdirAll(place{saved, path.Join(dir, path.Dir(p))}); err != nil {
 		return err
 	}
-	if err := r.rename(prefixPlace(p), place{saved, dir + "/" + p}); err != nil {
+	if err := r.rename(src, place{saved, dir + "/" + p}); err != nil {
 		return err
 	}
 	s.Paths = append(s.Paths, p)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -988,19 +990,30 @@ func TestNPMReinstallGoneTree(t *testing.T) {
 }
 
 // TestRemoveLeftNamesInstance: what the user put in an npm instance's placeholder in pkgs/
-// is left in the prefix when the instance goes, and the warning names the instance once,
-// by its key, not its key and version again.
+// is kept in .pkg/saved at the prefix path the placeholder came back to, and said so, where
+// it was left in the prefix; what the user put in a directory of the instance in the prefix
+// is left, and the warning names the instance once, by its key, not its key and version again.
 func TestRemoveLeftNamesInstance(t *testing.T) {
 	base := t.TempDir()
 	addNPMPacked(t, base, "ms", "2.1.3")
 	e := newEnv(t, base, filepath.Join(base, "repo"))
 	e.ok("install", "ms")
-	if err := os.WriteFile(filepath.Join(e.root, "pkgs", "ms@2.1.3", "package", "mine.txt"), []byte("mine\n"), 0o644); err != nil {
-		t.Fatal(err)
+	const dir = "lib/node_modules/.pnpm/ms@2.1.3"
+	for _, p := range []string{"pkgs/ms@2.1.3/package/mine.txt", dir + "/node_modules/notes.txt"} {
+		if err := os.WriteFile(filepath.Join(e.root, p), []byte("mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_, stderr := e.ok("remove", "ms")
 	if !strings.Contains(stderr, " of ms@2.1.3 left in ") || strings.Contains(stderr, "ms@2.1.3 2.1.3") {
 		t.Errorf("remove ms: stderr %q, want the directories left named as of ms@2.1.3", stderr)
+	}
+	saved, _ := filepath.Glob(filepath.Join(e.root, ".pkg", "saved", "ms-2.1.3-root.*", dir, "node_modules", "ms", "mine.txt"))
+	if len(saved) != 1 || !strings.Contains(stderr, "kept in "+strings.TrimSuffix(saved[0], "/"+dir+"/node_modules/ms/mine.txt")+": "+dir+"/node_modules/ms/mine.txt") {
+		t.Errorf("remove ms: the placeholder's mine.txt kept at %v; stderr %q", saved, stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(e.root, dir, "node_modules", "ms")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("remove ms: %s/node_modules/ms left: %v", dir, err)
 	}
 }
 
