@@ -125,10 +125,8 @@ func lockRoot(ctx context.Context, dir string, o Options) (*Root, error) {
 }
 
 // maxUnmadeRetries bounds the opens of a root lockRoot makes again where the unmake of
-// another command, which had made it and failed, took it away as it was opened. Each
-// retry needs another whole command to fail and take the root away in between: 8 were
-// too few for TestAbandonRace's six commands doing nothing else (2 opens of 2,400 failed
-// in 1 of 18 runs), 100 failed none of 48, beside each other too.
+// another command, which had made it and failed, took it away as it was opened: each
+// needs another whole command to fail in between (docs/history.md).
 const maxUnmadeRetries = 100
 
 // openDB opens the root's database, reached through r.metaDir, a descriptor of .pkg it
