@@ -29,7 +29,7 @@ type cmdline struct {
 	command string      // the command run, as "sync"
 	options []string    // of meaningful, as "--frozen"
 	dirs    []string    // the root and the cache in effect, given or not
-	app     *cli.App    // whose commands and global options advice names; nil: a new one's
+	app     *cli.App    // whose commands and global options advice names
 }
 
 // givenGlobals returns the cmdline of c, the app's context, before defaultDirs sets the
@@ -201,9 +201,6 @@ func givesOption(text, o string) bool {
 // global options it gives, its command, and the offset just past the command's name, or
 // a command of "" where it names none of pkg's.
 func (l *cmdline) lineStart(text string) (own []string, command string, at int) {
-	if l.app == nil {
-		l.app = newApp(nil, nil)
-	}
 	flags := l.app.Flags
 	for at < len(text) {
 		rest := strings.TrimLeft(text[at:], " ")

@@ -372,7 +372,7 @@ func TestHintCarriesGlobals(t *testing.T) {
 func TestCarry(t *testing.T) {
 	l := &cmdline{
 		globals: [][2]string{{"--root", "'/a b'"}, {"--repo", "r=/x"}, {"--offline", ""}},
-		command: "sync", options: []string{"--frozen"},
+		command: "sync", options: []string{"--frozen"}, app: newApp(nil, nil),
 	}
 	for _, tt := range []struct {
 		text   string
