@@ -32,7 +32,7 @@ const lockRetry = 50 * time.Millisecond
 
 // openLock checks the root's layout under dir, creates it if needed, opens its directories
 // (openLayout) and its lock file, without locking it. It returns dir made absolute, and
-// what it made of the root (missing).
+// what it made of the root: the directories of its path (missing) and of its layout.
 func openLock(dir string) (string, parts, *os.File, made, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -70,7 +70,7 @@ func openLock(dir string) (string, parts, *os.File, made, error) {
 func stillLinked(f *os.File) bool {
 	var held, now unix.Stat_t
 	if unix.Fstat(int(f.Fd()), &held) != nil {
-		return true // said by what the root's use meets
+		return true // the error, if it lasts, meets the command at its next use of the root
 	}
 	err := unix.Fstatat(unix.AT_FDCWD, f.Name(), &now, unix.AT_SYMLINK_NOFOLLOW)
 	return err == nil && now.Dev == held.Dev && now.Ino == held.Ino || err != nil && err != unix.ENOENT
