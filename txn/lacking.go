@@ -17,7 +17,7 @@ import (
 // instance it allows first), within holds. Every installed package stays as it is: one
 // the resolution would change refuses the reinstall. Nil where nothing is lacking.
 func (ix *Catalog) lacking(in *repo.Index, before []db.Record, again []repo.Package, holds []repo.Hold) ([]repo.Package, error) {
-	installed := db.Packages(before)
+	installed := planned(in, before, again)
 	m := metBy(installed)
 	var short []string // of each of again lacking something, "NAME VERSION (REQUIREMENT, ...)"
 	for _, p := range again {
@@ -43,10 +43,7 @@ func (ix *Catalog) lacking(in *repo.Index, before []db.Record, again []repo.Pack
 	for i := range installed {
 		p := &installed[i]
 		p.Optional = m.only(p.Optional)
-		if j := slices.IndexFunc(again, func(q repo.Package) bool { return q.Key() == p.Key() }); j >= 0 {
-			a := again[j] // a Bare record's relations are its entry's (Catalog.again)
-			p.Depends, p.Peers, p.Provides, p.Conflicts, p.Replaces = a.Depends, a.Peers, a.Provides, a.Conflicts, a.Replaces
-		} else {
+		if !slices.ContainsFunc(again, func(q repo.Package) bool { return q.Key() == p.Key() }) {
 			p.Depends, p.Peers = m.only(p.Depends), m.only(p.Peers)
 		}
 	}
@@ -66,6 +63,36 @@ func (ix *Catalog) lacking(in *repo.Index, before []db.Record, again []repo.Pack
 		}
 	}
 	return out, nil
+}
+
+// planned returns the packages of before with the relations a plan reads: those again
+// gives them (Catalog.again), and a Bare record's, whose own are unknown, its entry's
+// in in where in offers its archive; the others' their own.
+func planned(in *repo.Index, before []db.Record, again []repo.Package) []repo.Package {
+	pkgs := db.Packages(before)
+	for i := range pkgs {
+		p := &pkgs[i]
+		if j := slices.IndexFunc(again, func(q repo.Package) bool { return q.Key() == p.Key() }); j >= 0 {
+			relate(p, again[j])
+		} else if before[i].Bare {
+			if e, ok := entry(in, before[i]); ok {
+				relate(p, e)
+			}
+		}
+	}
+	return pkgs
+}
+
+// entry returns in's entry of r's version and archive.
+func entry(in *repo.Index, r db.Record) (repo.Package, bool) {
+	e, err := in.Lookup(repo.Requirement{Name: r.Name, Constraints: []repo.Constraint{{Op: "=", Version: r.Version}}})
+	return e, err == nil && e.SHA256 == r.SHA256
+}
+
+// relate gives p the relations of e.
+func relate(p *repo.Package, e repo.Package) {
+	p.Depends, p.Optional, p.Peers, p.Provides = e.Depends, e.Optional, e.Peers, e.Provides
+	p.Conflicts, p.Replaces = e.Conflicts, e.Replaces
 }
 
 // meets tells which requirements installed packages meet (repo.Requirement.Met): by

@@ -1,6 +1,7 @@
 package txn_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"pkg/db"
+	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -139,5 +141,68 @@ func TestReinstallBare(t *testing.T) {
 	}
 	if pks := p.Packages(); len(pks) != 1 || len(pks[0].Depends) != 0 {
 		t.Errorf("reinstall app recorded without dependencies installs %+v; want app alone, as recorded", pks)
+	}
+}
+
+// TestReinstallBareProvides: a plan reads a Bare record's relations as its entry's
+// wherever it reads them: tool needs virt, which only app's entry provides, so a
+// reinstall of both finds nothing lacking but app's lib, which it installs as app's
+// dependency; where no repository offers lib, the refusal names app's lack alone. A
+// reinstall of tool alone finds virt provided by app, as app's entry says.
+func TestReinstallBareProvides(t *testing.T) {
+	for _, offered := range []bool{true, false} {
+		reinstallBareProvides(t, offered)
+	}
+}
+
+func reinstallBareProvides(t *testing.T, libOffered bool) {
+	w := newWorld(t)
+	archive := filepath.Join(t.TempDir(), "app-1.0.tar")
+	if err := os.WriteFile(archive, make([]byte, 1024), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := repo.Add(context.Background(), w.repo, archive, repo.Package{Name: "app", Version: "1.0",
+		Depends: testrepo.Requires("lib>=1"), Provides: testrepo.Requires("virt")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lib repo.Package
+	if libOffered {
+		lib = addPackage(t, w.repo, "lib", "1.0")
+	}
+	tool := addPackage(t, w.repo, "tool", "1.0", "virt")
+	ix := w.index("")
+	bare := record(res.Package)
+	bare.Depends, bare.Provides, bare.Bare = nil, nil, true
+	recs := []db.Record{bare, record(tool)}
+	p, err := txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{"app", "tool"}, Records: recs, Catalog: ix})
+	if !libOffered {
+		if err == nil || !strings.Contains(err.Error(), "what app 1.0 lacks (lib>=1):") {
+			t.Errorf("reinstall app recorded Bare, lacking lib no repository offers, and tool needing its virt: %v; want app's lack alone named", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("reinstall app recorded Bare and tool needing its virt: %v", err)
+	}
+	for i := range p.Changes {
+		p.Changes[i].Download = 0
+	}
+	want := []txn.Change{
+		{Action: txn.Install, Name: "lib", Version: "1.0", Why: "dependency of app"},
+		{Action: txn.Reinstall, Name: "app", Version: "1.0", Why: "requested"},
+		{Action: txn.Reinstall, Name: "tool", Version: "1.0", Why: "requested"},
+	}
+	if !slices.Equal(p.Changes, want) {
+		t.Errorf("reinstall app recorded Bare and tool needing its virt: %+v; want %+v", p.Changes, want)
+	}
+
+	recs = append(recs, record(lib))
+	p, err = txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{"tool"}, Records: recs, Catalog: ix})
+	if err != nil {
+		t.Fatalf("reinstall tool needing virt, which app recorded Bare provides: %v", err)
+	}
+	if len(p.Changes) != 1 || p.Changes[0].Name != "tool" {
+		t.Errorf("reinstall tool needing virt, which app recorded Bare provides: %+v; want tool alone", p.Changes)
 	}
 }

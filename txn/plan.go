@@ -364,7 +364,7 @@ func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, 
 	deps = append(restored, deps...)
 	if len(deps) > 0 { // installed first, as dependencies: "dependency of NAME"
 		p.install = append(deps, p.install...)
-		p.why = reasons(append(db.Packages(before), deps...), keys, "")
+		p.why = reasons(append(planned(in, before, p.install), deps...), keys, "")
 	}
 	return p.fill(cache), nil
 }
