@@ -28,11 +28,15 @@ type Outdated struct {
 	// another archive or with another entry (Package.SameEntry) than the one installed,
 	// which an upgrade installs in its place.
 	Republished bool
+	// Bare is set where Allowed is Installed, the package was recorded Bare (its entry
+	// unknown: Package.Bare) and the index offers that version, whose entry an upgrade
+	// records in its place.
+	Bare bool
 }
 
 // Outdated returns the installed packages for which ix has a newer version than
 // installed, or, where an upgrade keeps the installed version, has it from another archive
-// or entry (Republished), sorted by name; holds are the requirements the user keeps packages to, as
+// or entry (Republished) or has it for a package recorded Bare (Bare), sorted by name; holds are the requirements the user keeps packages to, as
 // Upgrade takes them. Where those cannot hold together with an upgrade (one older than
 // what is installed, say), Allowed is what the depends alone allow.
 //
@@ -70,11 +74,13 @@ func (ix *Index) outdated(installed []Package, holds []Hold) []Outdated {
 	var out []Outdated
 	for _, p := range installed {
 		vs := preferred(versions[p.Name], releaseOf(p))
-		again := allowed[p.Name] == p.Version && republished(versions[p.Name], p)
-		if !again && (len(vs) == 0 || compareKind(vs[0], p) <= 0) {
+		kept := allowed[p.Name] == p.Version
+		bare := kept && rerecorded(versions[p.Name], p)
+		again := kept && republished(versions[p.Name], p) && (!bare || !slices.ContainsFunc(versions[p.Name], p.sameArchive))
+		if !again && !bare && (len(vs) == 0 || compareKind(vs[0], p) <= 0) {
 			continue
 		}
-		o := Outdated{Name: p.Name, Installed: p.Version, Allowed: allowed[p.Name], Newest: p.Version, Republished: again}
+		o := Outdated{Name: p.Name, Installed: p.Version, Allowed: allowed[p.Name], Newest: p.Version, Republished: again, Bare: bare}
 		if len(vs) > 0 && compareKind(vs[0], p) > 0 {
 			o.Newest = vs[0].Version
 		}

@@ -182,3 +182,41 @@ func TestUpgradeRelations(t *testing.T) {
 		t.Errorf("ResolveInstalled(tool>=2) = %v, want a *ConflictsError with the installed zlib1g", err)
 	}
 }
+
+// TestOutdatedBare: a package recorded Bare is outdated where the index offers its version,
+// as Upgrade records it again with the index's entry: from the same archive (Bare alone,
+// stub's entry saying no more than its record), or from another (Republished too); not where the index does not offer its version, nor
+// where an upgrade moves past it.
+func TestOutdatedBare(t *testing.T) {
+	ix := &Index{Packages: []Package{
+		{Name: "app", Version: "1", SHA256: "a", Depends: deps("lib")},
+		{Name: "lib", Version: "1", SHA256: "l"},
+		{Name: "re", Version: "1", SHA256: "new"},
+		{Name: "stub", Version: "1", SHA256: "s"},
+		{Name: "up", Version: "1", SHA256: "u"}, {Name: "up", Version: "2", SHA256: "u2"},
+	}}
+	installed := []Package{
+		{Name: "app", Version: "1", SHA256: "a", Bare: true}, {Name: "lib", Version: "1", SHA256: "l"},
+		{Name: "re", Version: "1", SHA256: "old", Bare: true}, {Name: "gone", Version: "1", SHA256: "g", Bare: true},
+		{Name: "stub", Version: "1", SHA256: "s", Bare: true}, {Name: "up", Version: "1", SHA256: "u", Bare: true},
+	}
+	got := ix.Outdated(installed, nil)
+	want := []Outdated{
+		{Name: "app", Installed: "1", Allowed: "1", Newest: "1", Bare: true},
+		{Name: "re", Installed: "1", Allowed: "1", Newest: "1", Republished: true, Bare: true},
+		{Name: "stub", Installed: "1", Allowed: "1", Newest: "1", Bare: true},
+		{Name: "up", Installed: "1", Allowed: "2", Newest: "2"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Outdated =\n%+v\nwant\n%+v", got, want)
+	}
+	plan, err := ix.Upgrade(installed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plan {
+		if p.Name == "app" && (p.Bare || len(p.Depends) != 1) {
+			t.Errorf("Upgrade keeps app as recorded Bare: %+v; want the index's entry, as Outdated says", p)
+		}
+	}
+}

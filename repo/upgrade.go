@@ -72,8 +72,7 @@ func kept(ix *Index, byName map[string]Package, free map[string]bool) map[string
 	versions := ix.versions()
 	keep := make(map[string]Package, len(byName))
 	for name, p := range byName {
-		offered := p.Bare && slices.ContainsFunc(versions[name], func(q Package) bool { return q.Version == p.Version })
-		if !free[name] || !offered && !republished(versions[name], p) {
+		if !free[name] || !rerecorded(versions[name], p) && !republished(versions[name], p) {
 			keep[name] = p
 		}
 	}
@@ -87,6 +86,17 @@ func republished(vs []Package, p Package) bool {
 	return slices.ContainsFunc(vs, func(q Package) bool {
 		return q.Version == p.Version && (q.SHA256 != p.SHA256 || !q.SameEntry(p))
 	})
+}
+
+// rerecorded tells whether p was recorded Bare and vs, an index's versions of its name,
+// offer its version, whose entry an upgrade records in its place.
+func rerecorded(vs []Package, p Package) bool {
+	return p.Bare && slices.ContainsFunc(vs, func(q Package) bool { return q.Version == p.Version })
+}
+
+// sameArchive tells whether q is p's version from p's archive.
+func (p Package) sameArchive(q Package) bool {
+	return q.Version == p.Version && q.SHA256 == p.SHA256
 }
 
 // upgradeReqs returns what Upgrade resolves: each installed package at its version, or at

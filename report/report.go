@@ -188,7 +188,8 @@ func NewFiles(p *db.Record, files []db.File) Files {
 }
 
 // Outdated lists the installed packages a repository has newer versions of, or the
-// installed version from another archive (docs/json/outdated.md).
+// installed version from another archive or for a package recorded without its entry
+// (docs/json/outdated.md).
 type Outdated struct {
 	Schema   string          `json:"schema"`
 	Packages []OutdatedEntry `json:"packages"`
@@ -208,6 +209,9 @@ type OutdatedEntry struct {
 	// Republished: the repository's archive or entry of the installed version is another, which
 	// an upgrade installs in its place
 	Republished bool `json:"republished,omitempty"`
+	// Bare: the package was recorded without its entry (a repair's), which an upgrade
+	// records from the repository's
+	Bare bool `json:"incomplete,omitempty"`
 }
 
 // NewOutdated is the Outdated of found (repo.Index.Outdated).

@@ -106,7 +106,7 @@ func (s Search) WriteText(w io.Writer) error {
 // WriteText prints a table of the packages: installed, newest allowed, newest; then a line
 // for each package held below the newest by the requirement it was asked for by, or by
 // the local archive file it was installed from, and for each whose installed version the
-// repository has from another archive.
+// repository has from another archive or that a repair recorded without its entry.
 func (o Outdated) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tINSTALLED\tALLOWED\tNEWEST")
@@ -130,6 +130,9 @@ func (o Outdated) WriteText(w io.Writer) error {
 		}
 		if err == nil && p.Republished {
 			_, err = fmt.Fprintf(w, "the repository's entry of %s %s is not the one installed: upgrade installs it in its place\n", p.Name, p.Installed)
+		}
+		if err == nil && p.Bare {
+			_, err = fmt.Fprintf(w, "%s %s was recorded by a repair without its dependencies, commands and libraries: upgrade records it again with the repository's entry\n", p.Name, p.Installed)
 		}
 		if err != nil {
 			return err

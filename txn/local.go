@@ -69,7 +69,7 @@ func (ix *Catalog) localNewer(recs []db.Record) []repo.Outdated {
 				if o.Newest == p.Version { // only republished: the file is what was asked for
 					continue
 				}
-				o.Allowed, o.Origin, o.Republished = p.Version, p.Origin, false
+				o.Allowed, o.Origin, o.Republished, o.Bare = p.Version, p.Origin, false, false
 				out = append(out, o)
 			}
 			break

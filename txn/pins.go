@@ -114,7 +114,7 @@ func (ix *Catalog) OutdatedOf(recs []db.Record, requested map[string]repo.Requir
 		if v, ok := ix.newestElsewhere(q.Name, o.Newest); ok {
 			o.Newest, o.HeldTo = v, q.Repo
 		}
-		if o.HeldTo == "" && o.Newest == o.Installed && !o.Republished {
+		if o.HeldTo == "" && o.Newest == o.Installed && !o.Republished && !o.Bare {
 			out = slices.Delete(out, i, i+1) // its repository has nothing newer, nor has another
 		}
 	}

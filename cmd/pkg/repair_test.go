@@ -621,6 +621,7 @@ func TestRepairGoneWithoutRepo(t *testing.T) {
 // TestRepairWithoutRepoUpgrade: an upgrade from a repository records again each package a
 // repair recorded incomplete, as a reinstall does: stub, with no dependencies or commands,
 // was kept as recorded, its entry no different from the record, and stayed incomplete.
+// outdated lists it before the upgrade, as what the upgrade changes, and not after.
 func TestRepairWithoutRepoUpgrade(t *testing.T) {
 	for _, names := range [][]string{nil, {"stub"}} {
 		base := t.TempDir()
@@ -641,9 +642,22 @@ func TestRepairWithoutRepoUpgrade(t *testing.T) {
 		if code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "verify", "--repair"}, &out, &stderr); code != 1 {
 			t.Fatalf("verify --repair without a repository: exit %d\n%s%s", code, out.String(), stderr.String())
 		}
+		if out, _ := e.ok("outdated"); !strings.Contains(out, "stub 1.0 was recorded by a repair without its dependencies, commands and libraries: upgrade records it again with the repository's entry\n") {
+			t.Errorf("outdated with stub recorded incomplete:\n%s", out)
+		}
+		js, _ := e.ok("outdated", "--json")
+		got := decode[report.Outdated](t, "outdated --json", js, "pkg.outdated/1")
+		want := []report.OutdatedEntry{{Name: "stub", Installed: "1.0", Allowed: "1.0", Newest: "1.0", Bare: true}}
+		if !slices.Equal(got.Packages, want) {
+			t.Errorf("outdated --json with stub recorded incomplete = %+v, want %+v", got.Packages, want)
+		}
 		e.ok(append([]string{"upgrade"}, names...)...)
 		if out, stderr, code := e.pkg("verify"); code != 0 {
 			t.Errorf("verify after pkg upgrade %v of stub recorded incomplete: exit %d\n%s%s", names, code, out, stderr)
+		}
+		js, _ = e.ok("outdated", "--json")
+		if got := decode[report.Outdated](t, "outdated --json", js, "pkg.outdated/1"); len(got.Packages) != 0 {
+			t.Errorf("outdated --json after pkg upgrade %v of stub recorded incomplete = %+v, want none", names, got.Packages)
 		}
 	}
 }
