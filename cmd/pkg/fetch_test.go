@@ -428,3 +428,30 @@ func TestOfflineNotCachedNoRepo(t *testing.T) {
 		t.Errorf("offline reinstall with its repository, tool not cached: exit %d\n%s", code, er)
 	}
 }
+
+// TestOfflineDamagedNoRepo: an offline reinstall of an archive found damaged in the cache,
+// with no repository in effect, is told to fetch it again from a repository, which it must
+// name; with its repository, to fetch it again as the command line runs.
+func TestOfflineDamagedNoRepo(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	tarPath := filepath.Join(e.cache, "tars", indexSHA(t, "hello")+".tar")
+	damage := func() {
+		if err := os.WriteFile(tarPath, []byte("damaged"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage()
+	var out, stderr bytes.Buffer
+	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "--offline", "install", "--reinstall", "hello"}, &out, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "is damaged (") ||
+		!strings.Contains(stderr.String(), "pkg: hint: no repository is in effect to fetch it from") || !strings.Contains(stderr.String(), "--repo URL fetch NAME...'") {
+		t.Errorf("offline reinstall without a repository, hello damaged: exit %d\n%s%s", code, out.String(), stderr.String())
+	}
+	e.ok("fetch", "hello")
+	damage()
+	_, er, code := e.pkg("--offline", "install", "--reinstall", "hello")
+	if code != 1 || !strings.Contains(er, "pkg: hint: fetch the package again while online ('"+e.cmd("fetch NAME...")+"'") {
+		t.Errorf("offline reinstall with its repository, hello damaged: exit %d\n%s", code, er)
+	}
+}

@@ -302,6 +302,7 @@ var hints = []hintRule{
 	{is: session.PinRefused, hint: pinHint},
 	{fn: asHint[*pushUnreachableError]("check the network, and that the registry named above is up, then push again: it sends only the blobs the registry does not have yet")},
 	{err: session.ErrUnreachable, hint: "check the network, and that the server named above is up; --offline installs what the cache holds without it"},
+	{fn: asHint[*noRepoDamagedError]("no repository is in effect to fetch it from: fetch the package again online from one ('pkg --repo URL fetch NAME...' puts it back in the cache; or configure it, docs/config.md), or run with it, without --offline (and PKG_OFFLINE unset)"), online: true},
 	{is: damagedOffline, hint: "fetch the package again while online ('pkg fetch NAME...' puts it back in the cache), or run without --offline (and PKG_OFFLINE unset)", online: true},
 	{fn: asHint[*session.MirrorOfflineError]("run 'pkg mirror' online, without --offline (and PKG_OFFLINE unset): offline it mirrors only the archives the directory has already, and writes no index while it lacks one"), online: true},
 	{err: session.ErrOffline, hint: "run pkg once without --offline (and PKG_OFFLINE unset), online, to save the repository's index in the cache"},
@@ -571,15 +572,25 @@ type noRepoNotCachedError struct{ error }
 
 func (e *noRepoNotCachedError) Unwrap() error { return e.error }
 
+// noRepoDamagedError is an offline refusal of a cached archive found damaged
+// (damagedOffline) where no repository is in effect to fetch it again from.
+type noRepoDamagedError struct{ error }
+
+func (e *noRepoDamagedError) Unwrap() error { return e.error }
+
 // notCachedNoRepo returns err as a *noRepoNotCachedError where it holds a
-// *txn.NotCachedError and s has no repository in effect, or cannot say which; any other
-// err as it is.
+// *txn.NotCachedError, and as a *noRepoDamagedError where damagedOffline holds, when s has
+// no repository in effect, or cannot say which; any other err as it is.
 func notCachedNoRepo(s *session.Session, err error) error {
-	if !errors.As(err, new(*txn.NotCachedError)) {
+	notCached, damaged := errors.As(err, new(*txn.NotCachedError)), damagedOffline(err)
+	if !notCached && !damaged {
 		return err
 	}
 	if rs, rerr := s.Repositories(); rerr == nil && len(rs) > 0 {
 		return err
+	}
+	if damaged {
+		return &noRepoDamagedError{err}
 	}
 	return &noRepoNotCachedError{err}
 }
