@@ -138,7 +138,9 @@ func cmdlineOf(c *cli.Context) *cmdline {
 // single quotes, carrying l's global options after pkg, and, where it runs the command
 // the user ran, that command's options of meaningful after its name. An option the line
 // gives itself keeps its own value alone; online leaves --offline out, for advice to run
-// online. A nil l carries nothing.
+// online. text is advice alone: a line in it is found by its "'pkg ", so text that comes
+// from outside, such as a location, is worded around what carry returns, or is the value
+// of a global option a line in it gives before its command. A nil l carries nothing.
 func (l *cmdline) carry(text string, online bool) string {
 	if l == nil {
 		return text
@@ -162,11 +164,11 @@ func (l *cmdline) carry(text string, online bool) string {
 			}
 			b.WriteString(" " + strings.TrimSpace(g[0]+" "+g[1]))
 		}
-		if command != l.command || len(l.options) == 0 {
+		b.WriteString(text[:at]) // the line's own options, whose values are never read as lines
+		text = text[at:]
+		if command != l.command {
 			continue
 		}
-		b.WriteString(text[:at])
-		text = text[at:]
 		for _, o := range l.options {
 			if !givesOption(text, o) {
 				b.WriteString(" " + o)

@@ -14,6 +14,7 @@ import (
 	"pkg/internal/testfs"
 
 	"pkg/db"
+	"pkg/internal/shell"
 	"pkg/trust"
 )
 
@@ -412,5 +413,41 @@ func TestTrustedKeyOnce(t *testing.T) {
 	_, stderr, code := e.pkg(append(trusted, "install", "hello")...)
 	if code != 1 || !strings.Contains(stderr, "(trusted: "+id+")") {
 		t.Errorf("install of an index signed by another key: exit %d, want key %s listed once:\n%s", code, id, stderr)
+	}
+}
+
+// TestTrustRemoveLocationNotALine: a repository left pinned to no key by pkg trust remove
+// is named as its location is, whatever that holds: a location holding "'pkg verify " is
+// neither given the command line's options nor read as advice.
+func TestTrustRemoveLocationNotALine(t *testing.T) {
+	r := newSignedRepo(t)
+	e, _ := r.user()
+	id := keyID(t, r.pub)
+	e.ok("trust", "add", r.pub)
+	e.ok("install", "hello")
+	loc := "https://example.com/x'pkg verify y/"
+	d, err := db.Open(filepath.Join(e.root, ".pkg", "db"), db.Options{NoCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins, err := d.Repos()
+	if err == nil && len(pins) == 1 {
+		pin := pins[0]
+		pin.Location, pin.Name = loc, "other"
+		err = d.PutRepo(pin)
+	} else if err == nil {
+		err = fmt.Errorf("%d pins, want 1", len(pins))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stderr := e.ok("trust", "remove", id)
+	for _, want := range []string{
+		"pkg: warning: repository " + loc + " (other) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('" + e.cmd("trust add KEY") + "')",
+		"--repo " + shell.Quote(loc) + " repo forget')\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("trust remove:\n%s\nlacks %q", stderr, want)
+		}
 	}
 }

@@ -89,8 +89,8 @@ func trustRemoveAction(c *cli.Context) error {
 	lines, unkeyed := report.DistrustedText(d.Dir, id, d.Removed, d.Unpinned)
 	tellAll(c, say, lines)
 	for _, p := range unkeyed {
-		warn(c, "%s", cmdlineOf(c).carry(fmt.Sprintf("repository %s (%s) stays pinned, to no key now: its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo %s repo forget')",
-			p.Location, p.Name, shell.Quote(p.Location)), false))
+		warn(c, "repository %s (%s) stays pinned, to no key now: %s", p.Location, p.Name,
+			cmdlineOf(c).carry("its indexes are refused until you trust its publisher's key ('pkg trust add KEY'), or forget it ('pkg --repo "+shell.Quote(p.Location)+" repo forget')", false))
 	}
 	for _, name := range d.TrustedBy {
 		note(c, "key %s is still trusted by %s, for this command", id, name)
