@@ -36,29 +36,19 @@ var errDeb = errors.New("fetch: malformed .deb")
 
 // Reasons a .deb is refused, inside a debError.
 var (
-	errDebNoMagic     error = &debReason{"no ar magic"}
-	errDebHeader      error = &debReason{"bad ar header"}
-	errDebSize        error = &debReason{"bad size"}
-	errDebNoData      error = &debReason{"no data.tar member"}
-	errDebCompression error = &debReason{"compression not supported"}
-	errDebStranger    error = &debReason{"not a member of a .deb (want control.tar, then data.tar)"}
-	errDebOrder       error = &debReason{"before the control.tar member"}
-	errDebFirst       error = &debReason{"first member not debian-binary"}
-	errDebFormat      error = &debReason{"format not 2.x"}
-	errDebSecond      error = &debReason{"a second data member"}
-	errDebCutShort    error = &debReason{"compressed tar cut short at the member's end"}
-	errDebNoControl   error = &debReason{"no control file"}
+	errDebNoMagic     error = &reason{"no ar magic"}
+	errDebHeader      error = &reason{"bad ar header"}
+	errDebSize        error = &reason{"bad size"}
+	errDebNoData      error = &reason{"no data.tar member"}
+	errDebCompression error = &reason{"compression not supported"}
+	errDebStranger    error = &reason{"not a member of a .deb (want control.tar, then data.tar)"}
+	errDebOrder       error = &reason{"before the control.tar member"}
+	errDebFirst       error = &reason{"first member not debian-binary"}
+	errDebFormat      error = &reason{"format not 2.x"}
+	errDebSecond      error = &reason{"a second data member"}
+	errDebCutShort    error = &reason{"compressed tar cut short at the member's end"}
+	errDebNoControl   error = &reason{"no control file"}
 )
-
-// A debReason is one of the errDeb* reasons: its Error has the package's prefix, as a
-// sentinel alone is said; a debError says its text alone.
-type debReason struct{ text string }
-
-// debReasonPrefix is what a debReason's Error says before its text: the package's name,
-// as a sentinel's error carries it (STYLE).
-const debReasonPrefix = "fetch: "
-
-func (r *debReason) Error() string { return debReasonPrefix + r.text }
 
 // debError is an error that is ErrDeb, naming the member concerned when there is one, its
 // reason, what more is known of it, and the error that caused it, if any.
@@ -75,7 +65,7 @@ func debRefused(member string, reason error, format string, args ...any) *debErr
 }
 
 func (e *debError) Error() string {
-	why := debSaid(e.reason) + e.detail
+	why := said(e.reason) + e.detail
 	if e.cause != nil {
 		why += ": " + e.cause.Error()
 	}
@@ -83,14 +73,6 @@ func (e *debError) Error() string {
 		return "deb: " + why
 	}
 	return fmt.Sprintf("deb member %q: %s", e.member, why)
-}
-
-// debSaid words a debError's reason without its package's prefix.
-func debSaid(err error) string {
-	if r, ok := err.(*debReason); ok {
-		return r.text
-	}
-	return tarutil.Said(err)
 }
 
 func (e *debError) Is(target error) bool { return target == errDeb }

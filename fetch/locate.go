@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -58,27 +57,27 @@ func (s *Source) Relocate(p repo.Package, from string) (repo.Package, error) {
 
 // Reasons checkRelative refuses a path, inside a pathError.
 var (
-	errPathSlash   = errors.New("fetch: encoded slash or backslash")
-	errPathByte    = errors.New("fetch: backslash or NUL byte")
-	errPathPercent = errors.New("fetch: encoded percent sign")
-	errPathSegment = errors.New("fetch: segment")
+	errPathSlash   error = &reason{"encoded slash or backslash"}
+	errPathByte    error = &reason{"backslash or NUL byte"}
+	errPathPercent error = &reason{"encoded percent sign"}
+	errPathSegment error = &reason{"segment"}
 )
 
-// pathError refuses an archive URL whose path under the repository URL from names no
-// file beneath it.
 // segmentError is errPathSegment for one segment of a path.
 type segmentError struct{ seg string }
 
 func (e *segmentError) Error() string        { return fmt.Sprintf("%v %q", errPathSegment, e.seg) }
 func (e *segmentError) Is(target error) bool { return target == errPathSegment }
 
+// pathError refuses an archive URL whose path under the repository URL from names no
+// file beneath it.
 type pathError struct {
 	archive, from string
 	err           error // one of the errPath* reasons, or the path's unescaping error
 }
 
 func (e *pathError) Error() string {
-	return fmt.Sprintf("archive URL %s: path under %s: %s", e.archive, e.from, strings.TrimPrefix(e.err.Error(), "fetch: "))
+	return fmt.Sprintf("archive URL %s: path under %s: %s", e.archive, e.from, said(e.err))
 }
 
 func (e *pathError) Unwrap() error { return e.err }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -49,7 +48,7 @@ const (
 const maxZipLink = 4096
 
 // errZipEncrypted refuses an encrypted zip member, which pkg cannot read.
-var errZipEncrypted = errors.New("fetch: encrypted")
+var errZipEncrypted error = &reason{"encrypted"}
 
 // zipError reports a zip member that cannot be read: the policy's refusals are
 // *tarutil.MemberError, as a tar's.
@@ -59,10 +58,22 @@ type zipError struct {
 }
 
 func (e *zipError) Error() string {
-	why := strings.TrimPrefix(strings.TrimPrefix(e.err.Error(), "fetch: "), "zip: ") // archive/zip's say "zip: "
+	why, ok := zipSaid[e.err]
+	if !ok {
+		why = said(e.err)
+	}
 	return fmt.Sprintf("zip member %q: %s", e.member, why)
 }
+
 func (e *zipError) Unwrap() error { return e.err }
+
+// zipSaid words archive/zip's errors that reading a member returns without their "zip: "
+// prefix, as a zipError says them after the member's name.
+var zipSaid = map[error]string{
+	zip.ErrFormat:    "not a valid zip file",
+	zip.ErrAlgorithm: "unsupported compression algorithm",
+	zip.ErrChecksum:  "checksum error",
+}
 
 // inflateZip writes the members of the zip in r into plain as a tar.
 //
