@@ -63,6 +63,7 @@ type Repo struct {
 	Keys     []string // trusted keys for it, [REPO=]pkg-ed25519:..., as pkg trust add takes them, from each file that gives its location
 	Priority int      // a name resolves from the highest-priority repository that has it
 	File     string   // the file that defined it
+	Lock     string   // the path of the lockfile that recorded it (LockRepos); "" for one given elsewhere
 	Naming   Naming   // who gave Name
 
 	// DigestMirrors are asked for its archives by sha256 before any configured for every

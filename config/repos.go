@@ -125,10 +125,10 @@ func SplitRepo(s string) (name, location string) {
 func LockRepos(l *repo.Lock, path string) []Repo {
 	var rs []Repo
 	for _, r := range l.Repos {
-		rs = append(rs, Repo{Name: r.Name, URLs: []string{r.URL}, File: "lockfile " + path, Naming: ByLock})
+		rs = append(rs, Repo{Name: r.Name, URLs: []string{r.URL}, File: "lockfile " + path, Lock: path, Naming: ByLock})
 	}
 	if len(rs) == 0 {
-		rs = []Repo{{Name: l.Name, URLs: []string{l.Repo}, File: "lockfile " + path}}
+		rs = []Repo{{Name: l.Name, URLs: []string{l.Repo}, File: "lockfile " + path, Lock: path}}
 		if l.Name != "" {
 			rs[0].Naming = ByLock
 		}

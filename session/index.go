@@ -113,11 +113,7 @@ func configuredError(r config.Repo, err error) error {
 	if !errors.Is(err, ErrNoRepository) || r.File == "" || r.File == "--repo" || r.File == "PKG_REPO" {
 		return err
 	}
-	lock := ""
-	if path, ok := strings.CutPrefix(r.File, "lockfile "); ok { // config.LockRepos
-		lock = path
-	}
-	return &ConfiguredError{Repo: r.Name, File: r.File, Lock: lock, Err: err}
+	return &ConfiguredError{Repo: r.Name, File: r.File, Lock: r.Lock, Err: err}
 }
 
 // Fetch downloads the packages the indexes in effect resolve reqs to, with their

@@ -193,10 +193,10 @@ func (s *Session) lockRepoError(l *repo.Lock, path string, err error) error {
 // noLockRepo is the *LockRepoError of the lockfile at path whose packages' repository r
 // serves none at its location (err).
 func noLockRepo(path string, r config.Repo, err error) *LockRepoError {
-	recorded := "lockfile " + path
-	r.File = cmp.Or(r.File, recorded) // the lockfile's record, none other in effect
+	recorded := r.File == "" || r.Lock == path // the lockfile's record, none other in effect
+	r.File = cmp.Or(r.File, "lockfile "+path)
 	r.Name = cmp.Or(r.Name, config.LocationName(r.URLs[0]))
-	return &LockRepoError{Lock: path, Repo: r.Name, From: r.File, Recorded: r.File == recorded, Err: err}
+	return &LockRepoError{Lock: path, Repo: r.Name, From: r.File, Recorded: recorded, Err: err}
 }
 
 // LockRepoError refuses a sync, or a run, whose lockfile's packages come from a location
