@@ -45,12 +45,7 @@ func TestReinstallLacking(t *testing.T) {
 		{Action: txn.Install, Name: "lib", Version: "2.0", Why: "dependency of app"},
 		{Action: txn.Reinstall, Name: "app", Version: "1.0", Why: "requested"},
 	}
-	for i := range p.Changes {
-		p.Changes[i].Download = 0 // no cache: every archive is downloaded
-	}
-	if !slices.Equal(p.Changes, want) {
-		t.Errorf("reinstall app lacking lib: %+v; want %+v", p.Changes, want)
-	}
+	checkChanges(t, "reinstall app lacking lib", p, want)
 
 	_, err = reinstall(recs, "tool")
 	if err == nil || !strings.Contains(err.Error(), "tool 1.0 lacks (foo)") || !strings.Contains(err.Error(), `"foo" not found`) {
@@ -87,16 +82,10 @@ func TestReinstallTreeless(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reinstall app, lib's tree gone: %v", err)
 	}
-	for i := range p.Changes {
-		p.Changes[i].Download = 0
-	}
-	want := []txn.Change{
+	checkChanges(t, "reinstall app, lib's tree gone", p, []txn.Change{
 		{Action: txn.Reinstall, Name: "lib", Version: "1.0", Why: "dependency of app"},
 		{Action: txn.Reinstall, Name: "app", Version: "1.0", Why: "requested"},
-	}
-	if !slices.Equal(p.Changes, want) {
-		t.Errorf("reinstall app, lib's tree gone: %+v; want %+v", p.Changes, want)
-	}
+	})
 
 	old := record(lib)
 	old.Version = "0.9"
@@ -185,17 +174,11 @@ func reinstallBareProvides(t *testing.T, libOffered bool) {
 	if err != nil {
 		t.Fatalf("reinstall app recorded Bare and tool needing its virt: %v", err)
 	}
-	for i := range p.Changes {
-		p.Changes[i].Download = 0
-	}
-	want := []txn.Change{
+	checkChanges(t, "reinstall app recorded Bare and tool needing its virt", p, []txn.Change{
 		{Action: txn.Install, Name: "lib", Version: "1.0", Why: "dependency of app"},
 		{Action: txn.Reinstall, Name: "app", Version: "1.0", Why: "requested"},
 		{Action: txn.Reinstall, Name: "tool", Version: "1.0", Why: "requested"},
-	}
-	if !slices.Equal(p.Changes, want) {
-		t.Errorf("reinstall app recorded Bare and tool needing its virt: %+v; want %+v", p.Changes, want)
-	}
+	})
 
 	recs = append(recs, record(lib))
 	p, err = txn.NewPlan(txn.Spec{Action: txn.Reinstall, Names: []string{"tool"}, Records: recs, Catalog: ix})
@@ -204,5 +187,18 @@ func reinstallBareProvides(t *testing.T, libOffered bool) {
 	}
 	if len(p.Changes) != 1 || p.Changes[0].Name != "tool" {
 		t.Errorf("reinstall tool needing virt, which app recorded Bare provides: %+v; want tool alone", p.Changes)
+	}
+}
+
+// checkChanges reports where p's changes, their downloads left out (no cache: every
+// archive is downloaded), are not want.
+func checkChanges(t *testing.T, what string, p *txn.Plan, want []txn.Change) {
+	t.Helper()
+	got := slices.Clone(p.Changes)
+	for i := range got {
+		got[i].Download = 0
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: %+v; want %+v", what, got, want)
 	}
 }
