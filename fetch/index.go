@@ -259,12 +259,13 @@ func (e *offlineCopyError) Unwrap() error { return e.err }
 // offlineIndex returns the copy kept, verified again but accepted past its expiry: it is
 // the newest the publisher signed that pkg has seen.
 func (s *Source) offlineIndex(saved *savedIndex, err error, path string, known []trust.Record) (*repo.Index, trust.Result, error) {
-	switch {
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, trust.Result{}, err
-	case saved == nil && s.t.checkRepository() != nil:
-		return nil, trust.Result{}, s.t.checkRepository() // no copy to go online for: the repository is not there
-	case saved == nil:
+	}
+	if saved == nil {
+		if err := s.t.checkRepository(); err != nil {
+			return nil, trust.Result{}, err // no copy to go online for: the repository is not there
+		}
 		return nil, trust.Result{}, &offlineError{fmt.Sprintf("no saved index of %s (it is saved when pkg reads the repository online)", s)}
 	}
 	p := s.policy
