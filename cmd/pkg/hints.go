@@ -249,15 +249,16 @@ var hints = []hintRule{
 		return fmt.Sprintf("call it %s ('pkg repo list' shows the names in effect)", ne.Name)
 	})},
 	{fn: as(func(le *config.LocationError) string {
+		other, loc := termtext.Printable(le.Other), termtext.Printable(le.Location)
 		if !le.Credential {
-			return fmt.Sprintf("keep [repo.%s] alone for %s, with the keys and mirrors of both", le.Other, le.Location)
+			return fmt.Sprintf("keep [repo.%s] alone for %s, with the keys and mirrors of both", other, loc)
 		}
 		host := le.Location
 		if u, err := url.Parse(le.Location); err == nil && u.Hostname() != "" {
 			host = u.Hostname()
 		}
 		return fmt.Sprintf("keep [repo.%s] alone for %s, with the keys of both and no user information in its urls, and give it the credential as token-file, or username with password-file, or a machine %s entry in ~/.netrc",
-			le.Other, le.Location, host)
+			other, loc, termtext.Printable(host))
 	})},
 	{fn: as(func(ce *config.ConflictError) string {
 		loc := shell.Quote(termtext.WithoutCredentials(ce.Given.URLs[0]))
