@@ -2,7 +2,10 @@
 #
 # loopfs KIND IMG SIZE MNT: makes a fresh sparse image IMG of SIZE (truncate's spelling) with
 # an XFS (reflink on) or btrfs filesystem and mounts it on MNT, unmounting what was there.
-# mkfs's notes go to stderr, so that a caller may print an answer on stdout.
+# mkfs's notes go to stderr, so that a caller may print an answer on stdout. LOOP_DIO=1 has
+# the loop device write its image with direct I/O, as a disk takes writes when they are
+# issued; by default it writes them into the host's page cache, where they wait for the
+# first cache flush (a sync), which then writes everything at once.
 loopfs() {
 	local kind=$1 img=$2 size=$3 mnt=$4
 	mkdir -p "$mnt"
@@ -14,6 +17,9 @@ loopfs() {
 	*) echo "loopfs: $kind: want xfs or btrfs" >&2; return 2 ;;
 	esac
 	mount -o loop "$img" "$mnt"
+	if [ "${LOOP_DIO:-0}" = 1 ]; then
+		losetup --direct-io=on "$(findmnt -no SOURCE "$mnt")"
+	fi
 }
 
 # benchtars WORK GENTREE SPEC...: puts each tree named in SPEC under WORK/tars, a real

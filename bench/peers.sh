@@ -36,6 +36,9 @@
 # Run as root from anywhere:   bench/peers.sh
 # Environment: FS="xfs btrfs"  RUNS=5  PARTS="npm deb small"  WORK=/var/tmp/pkg-peers
 #              PKG=  a built pkg (default: built from this checkout)
+#              LOOP_DIO=1: the loop devices write their images with direct I/O, as a disk
+#              takes writes when they are issued (bench/loopfs.sh); by default they write
+#              into the host's page cache, and the first sync of a window writes it all.
 # On a machine others load, `nice -n -10 bench/peers.sh` runs every tool at that priority alike.
 # Needs node, npm (the host's; bun and pnpm are installed from the npm registry at the pinned
 # versions below into WORK/tools), go, apt-get, dpkg, mkfs.xfs, mkfs.btrfs, unshare, ip,
@@ -470,6 +473,6 @@ elif [ "$pkgvia" = import ]; then
 fi
 [[ " $PARTS " != *" npm "* ]] ||
 	echo "npm tree: bench/peers/package-lock.json, $files tarballs (name@version); bun $BUN_VERSION, pnpm $PNPM_VERSION, npm $(npm --version), node $(node --version), $("$pkg" --version | head -1)."
-echo "Medians of $RUNS alternating rounds, each window the install and a sync -f of the test filesystem$([[ " $PARTS " != *" small "* ]] || echo "; the small part: hyperfine, $RUNS rounds of 20 runs of each command, the order swapping each round, the ratio the median of the rounds'")."
+echo "Medians of $RUNS alternating rounds, each window the install and a sync -f of the test filesystem, on loop devices $([ "${LOOP_DIO:-0}" = 1 ] && echo "writing with direct I/O (LOOP_DIO=1)" || echo "writing into the host's page cache")$([[ " $PARTS " != *" small "* ]] || echo "; the small part: hyperfine, $RUNS rounds of 20 runs of each command, the order swapping each round, the ratio the median of the rounds'")."
 sed 's/^/    /' "$res/load"
 python3 "$here/peers.py" table "$res"
