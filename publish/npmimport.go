@@ -19,7 +19,7 @@ type NPMImport struct {
 	Cache    string       // npm's cache directory (NPMCache), "" for none
 	Registry string       // where a package without a resolved URL is downloaded from (NPMRegistry)
 	Offline  bool         // take every tarball from Cache, downloading none
-	Replace  bool         // replace an entry of the same name and version that differs (else refused: repo.CheckRepublish)
+	Replace  bool         // replace an entry of the same name and version that differs (else refused: *repo.RepublishError)
 	Jobs     int          // downloads at once
 	Signer   *repo.Signer // signs the index written, if not nil
 }
@@ -58,7 +58,7 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	if err != nil {
 		return nil, err
 	}
-	before, created := repo.ReadDir(dir)
+	before, _ := repo.ReadDir(dir)
 	got, err := npmFetcher{Cache: o.Cache, Have: archives(dir, before), Offline: o.Offline, Jobs: o.Jobs}.getAll(ctx, l.Tarballs)
 	if le := (*NPMLockError)(nil); errors.As(err, &le) {
 		le.Path = lockPath
@@ -67,15 +67,12 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 		return nil, err
 	}
 	defer removeGot(got)
-	res := &Imported{Bundled: l.Bundled, Created: created, Scripts: make(map[string][]string), Absent: make(map[string][]repo.Command)}
+	res := &Imported{Bundled: l.Bundled, Scripts: make(map[string][]string), Absent: make(map[string][]repo.Command)}
 	pkgs, paths := make([]repo.Package, len(got)), make([]string, len(got))
 	read := make(map[string]npmFound) // by name@version, an npm package's Key
 	for i, g := range got {
 		var f npmFound
-		if pkgs[i], f, err = npmEntry(ctx, g, l.Tarballs[i]); err == nil && !o.Replace {
-			err = repo.CheckRepublish(dir, g.Path, before, pkgs[i])
-		}
-		if err != nil {
+		if pkgs[i], f, err = npmEntry(ctx, g, l.Tarballs[i]); err != nil {
 			return nil, &NPMLockError{Path: lockPath, Key: l.Tarballs[i].Key, Err: err}
 		}
 		read[l.Tarballs[i].Name+"@"+l.Tarballs[i].Version] = f
@@ -88,16 +85,23 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	if err != nil {
 		return nil, &NPMLockError{Path: lockPath, Err: err}
 	}
-	added, err := repo.AddAll(ctx, dir, paths, pkgs, o.Signer)
+	if testHookBeforeAdd != nil {
+		testHookBeforeAdd()
+	}
+	added, err := repo.AddAll(ctx, dir, paths, pkgs, o.Replace, o.Signer)
+	if re := (*repo.RepublishError)(nil); errors.As(err, &re) {
+		le := &NPMLockError{Path: lockPath, Err: err}
+		if i := slices.IndexFunc(pkgs, re.Had.SameKey); i >= 0 {
+			le.Key = l.Tarballs[i].Key
+		}
+		return nil, le
+	}
 	if err != nil {
 		return nil, err
 	}
-	res.Packages, res.Meta, res.Dropped = added.Packages, added.Meta, added.Dropped
-	for _, p := range res.Packages {
-		if !slices.ContainsFunc(before.Packages, func(q repo.Package) bool { return same(p, q) }) {
-			res.New = append(res.New, p)
-			res.Scripts[p.Key()], res.Absent[p.Key()] = read[p.Key()].scripts, read[p.Key()].absent
-		}
+	res.Packages, res.New, res.Meta, res.Created, res.Dropped = added.Packages, added.New, added.Meta, added.Created, added.Dropped
+	for _, p := range res.New {
+		res.Scripts[p.Key()], res.Absent[p.Key()] = read[p.Key()].scripts, read[p.Key()].absent
 	}
 	res.Lock, res.Unused, err = npmRepoLock(dir, res.Packages, taken, l.Requires)
 	return res, err
@@ -175,9 +179,4 @@ func npmRepoLock(dir string, pkgs, taken []repo.Package, reqs []repo.Requirement
 		return repo.NewLockFor(src.URL(), reqs, map[string][]repo.Package{repo.Host: locked}), unused, nil
 	}
 	return repo.NewLock(src.URL(), reqs, locked), unused, nil
-}
-
-// same reports whether p and q are one entry: name, version, platform and archive.
-func same(p, q repo.Package) bool {
-	return p.Name == q.Name && p.Version == q.Version && p.Platform == q.Platform && p.SHA256 == q.SHA256
 }

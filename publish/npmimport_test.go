@@ -177,3 +177,33 @@ func TestImportNPMLockAbsentBin(t *testing.T) {
 		t.Errorf("a's absent commands %q, want package/gone.js", got)
 	}
 }
+
+// TestImportNPMLockRace: an import that takes the repository's lock after an add of
+// another a 1.0.0 is refused as a republish, naming the lock's package, and leaves the
+// repository as that add wrote it.
+func TestImportNPMLockRace(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	a := tgz(t, `{"name": "a", "version": "1.0.0"}`)
+	srv, _ := registry(t, map[string]string{"a.tgz": a})
+	lock := writeLock(t, map[string]map[string]any{
+		"node_modules/a": {"version": "1.0.0", "resolved": srv.URL + "/a.tgz", "integrity": integrity(a)},
+	})
+	dir := t.TempDir()
+	var index []byte
+	raceAdd(t, func() {
+		other := npmTarball(t, `{"name": "a", "version": "1.0.0", "description": "another build"}`)
+		if _, err := Add(t.Context(), dir, other, repo.Package{Name: "a", Version: "1.0.0", Kind: repo.KindNPM}, false, nil); err != nil {
+			t.Errorf("the add that takes the lock first: %v", err)
+		}
+		index, _ = os.ReadFile(filepath.Join(dir, "index.json"))
+	})
+	_, err := ImportNPMLock(t.Context(), dir, lock, NPMImport{})
+	var re *repo.RepublishError
+	var le *NPMLockError
+	if !errors.As(err, &re) || !errors.As(err, &le) || le.Key != "node_modules/a" {
+		t.Errorf("the import that takes the lock second: %v, want a RepublishError of node_modules/a", err)
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(now, index) {
+		t.Errorf("the refused import changed the index")
+	}
+}

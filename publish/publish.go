@@ -83,38 +83,34 @@ type Added struct {
 // commands' and library directories' spelling it sets, and signs the index with s unless
 // s is nil. It refuses commands that cannot run and library directories not in a, and,
 // unless replace, a name and version the repository has already with another archive or
-// other metadata (repo.CheckRepublish).
+// other metadata (*repo.RepublishError, checked under the directory's lock: repo.Add).
 func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bool, s *repo.Signer) (*Added, error) {
 	p, err := a.checkEntry(p)
 	if err != nil {
 		return nil, fmt.Errorf("repo add %s %s: %w", p.Name, p.Version, err)
 	}
 	p.InstalledSize, p.Files = a.Bytes, a.Stats.Files
-	before, created := repo.ReadDir(dir)
-	if !replace {
-		if err := repo.CheckRepublish(dir, a.Path, before, p); err != nil {
-			return nil, err
-		}
+	if testHookBeforeAdd != nil {
+		testHookBeforeAdd()
 	}
 	var added *repo.Added
 	if a.Remote {
-		added, err = repo.AddURL(ctx, dir, a.Location, a.Path, p, s)
+		added, err = repo.AddURL(ctx, dir, a.Location, a.Path, p, replace, s)
 	} else {
-		added, err = repo.Add(ctx, dir, a.Location, p, s)
+		added, err = repo.Add(ctx, dir, a.Location, p, replace, s)
 	}
 	if err != nil {
 		return nil, err
 	}
 	p = added.Package
-	res := &Added{Created: created, Scripts: a.scripts, Absent: a.absent, Package: p, Meta: added.Meta, Dropped: added.Dropped}
+	res := &Added{Created: added.Created, Scripts: a.scripts, Absent: a.absent, Package: p, Meta: added.Meta, Dropped: added.Dropped}
 	for _, q := range added.Replaced {
 		if q.SHA256 != p.SHA256 || q.Summary != p.Summary || !q.SameEntry(p) { // the same, added again, replaces nothing
 			res.Replaced = append(res.Replaced, q)
 		}
 	}
-	have := append(slices.DeleteFunc(slices.Clone(before.Packages), p.SameKey), p) // what the index holds now
 	for _, d := range slices.Concat(p.Depends, p.Peers) {
-		if !offered(have, d) {
+		if !offered(added.Packages, d) {
 			res.Missing = append(res.Missing, d)
 		}
 	}
@@ -123,6 +119,10 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 	}
 	return res, nil
 }
+
+// testHookBeforeAdd, if set, runs in Add and ImportNPMLock once the archives are read,
+// before the repository directory is locked.
+var testHookBeforeAdd func()
 
 // offered reports whether one of pkgs is named as one of d's alternatives, or provides
 // that name.

@@ -340,3 +340,65 @@ func TestAddURLCredentials(t *testing.T) {
 		t.Errorf("a refused download: %v, want a *DownloadError of a *fetch.DeniedError of the URL's credential, naming %s alone", err, plain)
 	}
 }
+
+// raceAdd sets testHookBeforeAdd to run add once, as another publisher's would between
+// an add's reading of its archives and its lock of the repository.
+func raceAdd(t *testing.T, add func()) {
+	t.Cleanup(func() { testHookBeforeAdd = nil })
+	testHookBeforeAdd = func() {
+		testHookBeforeAdd = nil
+		add()
+	}
+}
+
+// TestAddRace: of two adds of one version at once, with other archives or other
+// metadata, the one that takes the repository's lock second is refused as a republish
+// and leaves the repository as the first wrote it.
+func TestAddRace(t *testing.T) {
+	src := t.TempDir()
+	first, other := filepath.Join(src, "first.tar"), filepath.Join(src, "other.tar")
+	writeTarOf(t, first, "bin/a", "first\n")
+	writeTarOf(t, other, "bin/a", "other\n")
+	for _, tt := range []struct {
+		name    string
+		archive string
+		summary string
+	}{
+		{"another archive", other, ""},
+		{"other metadata", first, "another summary"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			a, b := openArchive(t, tt.archive), openArchive(t, first)
+			var won *Added
+			raceAdd(t, func() {
+				var err error
+				if won, err = Add(t.Context(), dir, b, repo.Package{Name: "a", Version: "1"}, false, nil); err != nil {
+					t.Errorf("the add that takes the lock first: %v", err)
+				}
+			})
+			_, err := Add(t.Context(), dir, a, repo.Package{Name: "a", Version: "1", Summary: tt.summary}, false, nil)
+			if re := (*repo.RepublishError)(nil); !errors.As(err, &re) || re.Had.SHA256 != won.Package.SHA256 {
+				t.Fatalf("the add that takes the lock second: %v, want a RepublishError naming the first's entry", err)
+			}
+			ix, _ := repo.ReadDir(dir)
+			if len(ix.Packages) != 1 || ix.Packages[0].SHA256 != won.Package.SHA256 || ix.Packages[0].Summary != "" {
+				t.Errorf("the index holds %+v, want the first add's entry", ix.Packages)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+				t.Errorf("the repository holds %d files, want the index and the first's archive", len(entries))
+			}
+		})
+	}
+}
+
+// openArchive opens the archive at path, closed when t ends.
+func openArchive(t *testing.T, path string) *Archive {
+	t.Helper()
+	a, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}

@@ -47,11 +47,17 @@ const indexName = "index.json"
 // does not name; a deletion that fails then is no error, the archive being Left (Dropped).
 // The index lists packages by name, then version, as indented JSON with a trailing
 // newline. Adds, removes and signs of one directory take turns (a flock of dir), Add
-// waiting for its turn until ctx is done. Given a signer, it signs the index it writes as
-// Sign does. It returns what it did: the entry and the index's Meta as written, the entry
+// waiting for its turn until ctx is done. Unless replace, it refuses, holding that turn, an
+// entry of p's name, version and platform with another archive or other metadata
+// (*RepublishError), so that of two adds of one version at once, one fails rather than
+// changes what the other published. Given a signer, it signs the index it writes as Sign
+// does. It returns what it did: the entry and the index's Meta as written, the entry
 // replaced, and what became of its archive.
-func Add(ctx context.Context, dir, archivePath string, p Package, s *Signer) (*Added, error) {
-	res, err := add(ctx, dir, archivePath, "", p, s)
+func Add(ctx context.Context, dir, archivePath string, p Package, replace bool, s *Signer) (*Added, error) {
+	res, err := add(ctx, dir, archivePath, "", p, replace, s)
+	if re := (*RepublishError)(nil); errors.As(err, &re) {
+		return nil, re
+	}
 	if err != nil {
 		return nil, fmt.Errorf("add %s to %s: %w", archivePath, dir, err)
 	}
@@ -62,13 +68,16 @@ func Add(ctx context.Context, dir, archivePath string, p Package, s *Signer) (*A
 type Added struct {
 	Package  Package   // the entry as written
 	Meta     Meta      // the index's, as written
+	Packages []Package // the index's entries, as written
+	Created  bool      // dir had no index.json
 	Replaced []Package // the entry of the same name, version and platform whose place it took, if any (itself, added again, included)
 	Dropped            // the archive of Replaced, where no entry names it now
 }
 
 // add adds p to dir's index, its archive at archivePath copied into dir, or, when
-// remote is not "", recorded as the URL remote that archivePath is a download of.
-func add(ctx context.Context, dir, archivePath, remote string, p Package, s *Signer) (*Added, error) {
+// remote is not "", recorded as the URL remote that archivePath is a download of;
+// unless replace, a republish is refused (checkRepublish).
+func add(ctx context.Context, dir, archivePath, remote string, p Package, replace bool, s *Signer) (*Added, error) {
 	p, err := prepare(archivePath, remote, p)
 	if err != nil {
 		return nil, err
@@ -81,11 +90,11 @@ func add(ctx context.Context, dir, archivePath, remote string, p Package, s *Sig
 		return nil, err
 	}
 	defer unlock()
-	res, err := place(dir, archivePath, remote != "", p, s)
-	if err != nil {
+	res, err := place(dir, archivePath, remote != "", p, replace, s)
+	if re := (*RepublishError)(nil); err != nil && !errors.As(err, &re) {
 		return nil, fmt.Errorf("package %s: %w", p.id(), err)
 	}
-	return res, nil
+	return res, err
 }
 
 // prepare returns p as add records it, its archive at archivePath or the URL remote,
@@ -109,13 +118,18 @@ func prepare(archivePath, remote string, p Package) (Package, error) {
 	return p, checkMeta(&p)
 }
 
-// place reads dir's index, copies the archive in unless it is remote, sets p's size and
-// sha256 and writes the index with p, signed by s if not nil, then deletes the archive of
-// the entry p replaced that no entry names now.
-func place(dir, archivePath string, remote bool, p Package, s *Signer) (*Added, error) {
-	ix, err := readIndex(filepath.Join(dir, indexName))
+// place reads dir's index, refuses a republish of p unless replace, copies the archive in
+// unless it is remote, sets p's size and sha256 and writes the index with p, signed by s
+// if not nil, then deletes the archive of the entry p replaced that no entry names now.
+func place(dir, archivePath string, remote bool, p Package, replace bool, s *Signer) (*Added, error) {
+	ix, created, err := readDirIndex(dir)
 	if err != nil {
 		return nil, err
+	}
+	if !replace {
+		if err := checkRepublish(dir, archivePath, ix, p); err != nil {
+			return nil, err
+		}
 	}
 	if err := stamp(dir, ix, s); err != nil {
 		return nil, err
@@ -131,11 +145,11 @@ func place(dir, archivePath string, remote bool, p Package, s *Signer) (*Added, 
 	if err := checkNumbers(&p); err != nil {
 		return nil, err
 	}
-	res := &Added{Package: p, Replaced: ix.put(p)}
+	res := &Added{Package: p, Created: created, Replaced: ix.put(p)}
 	if err := writeIndex(dir, ix, s); err != nil {
 		return nil, err
 	}
-	res.Meta = ix.Meta
+	res.Meta, res.Packages = ix.Meta, ix.Packages
 	res.Dropped = dropArchives(dir, res.Replaced, ix.Packages)
 	return res, nil
 }
@@ -378,6 +392,17 @@ func readIndex(name string) (*Index, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return ix, nil
+}
+
+// readDirIndex reads the index of the repository directory dir (readIndex), and whether
+// dir has none.
+func readDirIndex(dir string) (ix *Index, missing bool, err error) {
+	name := filepath.Join(dir, indexName)
+	if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+		missing = true
+	}
+	ix, err = readIndex(name)
+	return ix, missing, err
 }
 
 // encode writes ix as indented JSON with a trailing newline, leaving "<" and ">" in

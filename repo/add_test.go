@@ -161,7 +161,7 @@ func TestAddExistingArchive(t *testing.T) {
 		{"same", "a.tgz", "a-1-5.tgz"},
 	} {
 		before, was := readFiles(t, dir), readIndexFile(t, dir).Packages[0].Archive
-		res, err := Add(t.Context(), dir, writeArchive(t, tc.src, tc.data), Package{Name: "a", Version: "1"}, nil)
+		res, err := Add(t.Context(), dir, writeArchive(t, tc.src, tc.data), Package{Name: "a", Version: "1"}, true, nil)
 		if err != nil {
 			t.Fatalf("Add %s of %q: %v", tc.src, tc.data, err)
 		}
@@ -235,7 +235,7 @@ func TestAddReplacedKept(t *testing.T) {
 	if err := writeFile(dir, indexName, ix.encode); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Add(t.Context(), dir, writeArchive(t, "a.tar", "two"), Package{Name: "a", Version: "1"}, nil)
+	res, err := Add(t.Context(), dir, writeArchive(t, "a.tar", "two"), Package{Name: "a", Version: "1"}, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,9 +410,10 @@ func TestAddCleansBin(t *testing.T) {
 	}
 }
 
-// addUnsigned is Add without a signer, waiting as long as it takes.
+// addUnsigned is Add without a signer, replacing an entry of the same name and version,
+// waiting as long as it takes.
 func addUnsigned(dir, archivePath string, p Package) (Package, error) {
-	res, err := Add(context.Background(), dir, archivePath, p, nil)
+	res, err := Add(context.Background(), dir, archivePath, p, true, nil)
 	if err != nil {
 		return Package{}, err
 	}

@@ -18,12 +18,16 @@ import (
 // after which the archives of the entries replaced that no entry names are deleted. On any
 // error before, the archives it placed are removed again, so the directory is as it was. When
 // the index has every entry already, with the same bytes (a second run), it writes
-// nothing.
-func AddAll(ctx context.Context, dir string, archives []string, pkgs []Package, s *Signer) (*AddedAll, error) {
+// nothing. Unless replace, it refuses, as Add does, a version the index has with another
+// archive or other metadata (*RepublishError, unwrapped), before it places any archive.
+func AddAll(ctx context.Context, dir string, archives []string, pkgs []Package, replace bool, s *Signer) (*AddedAll, error) {
 	if len(archives) != len(pkgs) {
 		panic("repo: AddAll: an archive for each package")
 	}
-	res, err := addAll(ctx, dir, archives, pkgs, s)
+	res, err := addAll(ctx, dir, archives, pkgs, replace, s)
+	if re := (*RepublishError)(nil); errors.As(err, &re) {
+		return nil, re
+	}
 	if err != nil {
 		return nil, fmt.Errorf("add to %s: %w", dir, err)
 	}
@@ -34,10 +38,12 @@ func AddAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 type AddedAll struct {
 	Packages []Package // the entries as the index holds them, in the order given
 	Meta     Meta      // the index's, as written (as it was, where nothing was written)
+	New      []Package // those of Packages the index did not have with that archive
+	Created  bool      // dir had no index.json
 	Dropped            // the archives of the entries replaced, where no entry names them now
 }
 
-func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, s *Signer) (*AddedAll, error) {
+func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, replace bool, s *Signer) (*AddedAll, error) {
 	out, exts := make([]Package, len(pkgs)), make([]string, len(pkgs))
 	for i, p := range pkgs {
 		exts[i] = archiveExt(cmp.Or(p.Archive, archives[i]))
@@ -58,17 +64,23 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 		return nil, err
 	}
 	defer unlock()
-	ix, err := readIndex(filepath.Join(dir, indexName))
+	ix, created, err := readDirIndex(dir)
 	if err != nil {
 		return nil, err
+	}
+	for i := 0; i < len(out) && !replace; i++ {
+		if err := checkRepublish(dir, archives[i], ix, out[i]); err != nil {
+			return nil, err
+		}
 	}
 	had, meta := slices.Clone(ix.Packages), ix.Meta
 	if err := stamp(dir, ix, s); err != nil { // refuses a signed directory before anything is copied
 		return nil, err
 	}
 	placed, replaced, err := placeAll(dir, archives, exts, out, ix)
+	res := &AddedAll{Packages: out, Meta: meta, Created: created, New: newEntries(out, had)}
 	if err == nil && jsonText(had) == jsonText(ix.Packages) {
-		return &AddedAll{Packages: out, Meta: meta}, nil
+		return res, nil
 	}
 	if err == nil {
 		err = writeIndex(dir, ix, s)
@@ -79,7 +91,19 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 	if err != nil {
 		return nil, err
 	}
-	return &AddedAll{Packages: out, Meta: ix.Meta, Dropped: dropArchives(dir, replaced, ix.Packages)}, nil
+	res.Meta, res.Dropped = ix.Meta, dropArchives(dir, replaced, ix.Packages)
+	return res, nil
+}
+
+// newEntries returns those of pkgs that had has no entry of with the same sha256.
+func newEntries(pkgs, had []Package) []Package {
+	var fresh []Package
+	for _, p := range pkgs {
+		if !slices.ContainsFunc(had, func(q Package) bool { return p.SameKey(q) && p.SHA256 == q.SHA256 }) {
+			fresh = append(fresh, p)
+		}
+	}
+	return fresh
 }
 
 // placeAll copies archives[i] into dir for pkgs[i], its name ending in exts[i], as place

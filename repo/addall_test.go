@@ -31,7 +31,7 @@ func TestAddAll(t *testing.T) {
 	archives := []string{writeArchive(t, "a.tgz", "a"), writeArchive(t, "b.tgz", "b"), writeArchive(t, "c.tgz", "c")}
 	archives[2] = writeArchive(t, "5f3a", "c") // as npm's cache names a file: the entry's Archive gives the ending
 	pkgs := []Package{{Name: "b", Version: "2.0.0"}, {Name: "a", Version: "1.0.0", Depends: deps("b>=2")}, {Name: "b", Version: "1.0.0", Archive: "b-1.0.0.tgz"}}
-	res, err := AddAll(context.Background(), dir, archives, pkgs, nil)
+	res, err := AddAll(context.Background(), dir, archives, pkgs, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestAddAll(t *testing.T) {
 
 	// A second run finds every entry and writes nothing.
 	before := inode(t, filepath.Join(dir, "index.json"))
-	res, err = AddAll(context.Background(), dir, archives, pkgs, nil)
+	res, err = AddAll(context.Background(), dir, archives, pkgs, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestAddAll(t *testing.T) {
 
 	// Other bytes for b 2.0.0 take the next name; the archive replaced is deleted.
 	archives[0] = writeArchive(t, "b.tgz", "B")
-	if res, err = AddAll(context.Background(), dir, archives, pkgs, nil); err != nil || res.Packages[0].Archive != "b-2.0.0-2.tgz" || !slices.Equal(res.Deleted, []string{"b-2.0.0.tgz"}) {
+	if res, err = AddAll(context.Background(), dir, archives, pkgs, true, nil); err != nil || res.Packages[0].Archive != "b-2.0.0-2.tgz" || !slices.Equal(res.Deleted, []string{"b-2.0.0.tgz"}) {
 		t.Fatalf("AddAll of other bytes for b 2.0.0: %v, %+v", err, res)
 	}
 	checkDir(t, dir, "index.json", "old-1.tar", "a-1.0.0.tgz", "b-1.0.0.tgz", "b-2.0.0-2.tgz")
@@ -88,7 +88,7 @@ func TestAddAllRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 			index, _ := os.ReadFile(filepath.Join(dir, "index.json"))
-			_, err := AddAll(context.Background(), dir, tt.archives, tt.pkgs, nil)
+			_, err := AddAll(context.Background(), dir, tt.archives, tt.pkgs, false, nil)
 			if err == nil || tt.is != nil && !errors.Is(err, tt.is) {
 				t.Fatalf("AddAll: %v, want an error (%v)", err, tt.is)
 			}
@@ -106,12 +106,12 @@ func TestAddAllSigned(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
 	s := testSigner("main", time.Now().Add(time.Hour))
 	a := writeArchive(t, "a.tgz", "a")
-	if res, err := AddAll(context.Background(), dir, []string{a}, []Package{{Name: "a", Version: "1"}}, s); err != nil || res.Meta.Version != 1 {
+	if res, err := AddAll(context.Background(), dir, []string{a}, []Package{{Name: "a", Version: "1"}}, false, s); err != nil || res.Meta.Version != 1 {
 		t.Fatalf("AddAll signed: %+v, %v", res, err)
 	}
 	checkSigned(t, dir)
 	var se *signedError
-	_, err := AddAll(context.Background(), dir, []string{writeArchive(t, "b.tgz", "b")}, []Package{{Name: "b", Version: "1"}}, nil)
+	_, err := AddAll(context.Background(), dir, []string{writeArchive(t, "b.tgz", "b")}, []Package{{Name: "b", Version: "1"}}, false, nil)
 	if !errors.As(err, &se) {
 		t.Fatalf("AddAll unsigned into a signed directory: %v", err)
 	}

@@ -39,11 +39,11 @@ func checkLeft(t *testing.T, what string, d Dropped, dir, archive string) {
 func TestDropLeft(t *testing.T) {
 	dir := t.TempDir()
 	s := testSigner("r", time.Now().Add(time.Hour))
-	if _, err := Add(t.Context(), dir, writeArchive(t, "a.tar", "one"), Package{Name: "a", Version: "1"}, s); err != nil {
+	if _, err := Add(t.Context(), dir, writeArchive(t, "a.tar", "one"), Package{Name: "a", Version: "1"}, false, s); err != nil {
 		t.Fatal(err)
 	}
 	undeletable(t, dir, "a-1.tar")
-	res, err := Add(t.Context(), dir, writeArchive(t, "a.tar", "two"), Package{Name: "a", Version: "1"}, s)
+	res, err := Add(t.Context(), dir, writeArchive(t, "a.tar", "two"), Package{Name: "a", Version: "1"}, true, s)
 	if err != nil {
 		t.Fatalf("Add replacing an archive that cannot be deleted: %v", err)
 	}
@@ -53,7 +53,7 @@ func TestDropLeft(t *testing.T) {
 	}
 
 	undeletable(t, dir, "a-1-2.tar")
-	all, err := AddAll(t.Context(), dir, []string{writeArchive(t, "a.tar", "three")}, []Package{{Name: "a", Version: "1"}}, s)
+	all, err := AddAll(t.Context(), dir, []string{writeArchive(t, "a.tar", "three")}, []Package{{Name: "a", Version: "1"}}, true, s)
 	if err != nil {
 		t.Fatalf("AddAll replacing an archive that cannot be deleted: %v", err)
 	}

@@ -320,7 +320,7 @@ func TestHostileNames(t *testing.T) {
 		if _, err := Remove(t.Context(), t.TempDir(), Removal{Name: name}, nil); !errors.Is(err, ErrName) {
 			t.Errorf("Remove(%q) = %v, want ErrName", name, err)
 		}
-		if _, err := Add(t.Context(), t.TempDir(), "x.tgz", Package{Name: name, Version: "1.0.0"}, nil); !errors.Is(err, ErrName) {
+		if _, err := Add(t.Context(), t.TempDir(), "x.tgz", Package{Name: name, Version: "1.0.0"}, false, nil); !errors.Is(err, ErrName) {
 			t.Errorf("Add(%q) = %v, want ErrName", name, err)
 		}
 	}

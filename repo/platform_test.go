@@ -289,7 +289,7 @@ func TestAddURL(t *testing.T) {
 	download := writeArchive(t, "download", "the upstream bytes")
 	var signed []byte
 	s := &Signer{Name: "team", Expires: time.Now().Add(time.Hour), Sign: func(b []byte) []byte { signed = b; return []byte("sig") }}
-	res, err := AddURL(t.Context(), dir, url, download, Package{Name: "tool", Version: "1.0", Platform: "linux-arm64"}, s)
+	res, err := AddURL(t.Context(), dir, url, download, Package{Name: "tool", Version: "1.0", Platform: "linux-arm64"}, false, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestAddURL(t *testing.T) {
 		t.Errorf("index %+v, signed %s", ix.Packages, signed)
 	}
 	for _, bad := range []string{"file:///etc/passwd", "ftp://upstream.example/tool.tar", "https:///no-host.tar"} {
-		if _, err := AddURL(t.Context(), dir, bad, download, Package{Name: "tool", Version: "2.0"}, s); errAs[*archiveError](err) == nil || errAs[*archiveError](err).archive != bad {
+		if _, err := AddURL(t.Context(), dir, bad, download, Package{Name: "tool", Version: "2.0"}, false, s); errAs[*archiveError](err) == nil || errAs[*archiveError](err).archive != bad {
 			t.Errorf("AddURL(%s): %v, want an error naming it", bad, err)
 		}
 	}

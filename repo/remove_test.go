@@ -194,7 +194,7 @@ func TestRemoveSigned(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
 	expires := time.Now().Add(time.Hour)
 	for _, v := range []string{"1", "2"} {
-		if _, err := Add(t.Context(), dir, writeArchive(t, "a-"+v+".tar", v), Package{Name: "a", Version: v}, testSigner("", expires)); err != nil {
+		if _, err := Add(t.Context(), dir, writeArchive(t, "a-"+v+".tar", v), Package{Name: "a", Version: v}, false, testSigner("", expires)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -25,23 +25,22 @@ func ReadDir(dir string) (ix *Index, missing bool) {
 
 // RepublishError refuses to publish again a version a repository has, with another archive
 // or other metadata: users who installed it would hold something the index no longer
-// describes.
+// describes. Add, AddURL and AddAll return it unwrapped.
 type RepublishError struct {
 	Dir string
 	Had Package // the entry the repository has
 }
 
 func (e *RepublishError) Error() string {
-	return fmt.Sprintf("repo add: %s already has %s %s (archive %s, sha256 %s), which this would change under the users who installed it: publish a new version",
+	return fmt.Sprintf("%s already has %s %s (archive %s, sha256 %s), which this would change under the users who installed it: publish a new version",
 		e.Dir, e.Had.Name, e.Had.Version, e.Had.Archive, e.Had.SHA256)
 }
 
-// CheckRepublish returns a *RepublishError when ix, the index of the repository dir, has
-// p's name and version with another archive than the file archive, or other metadata.
-func CheckRepublish(dir, archive string, ix *Index, p Package) error {
-	i := slices.IndexFunc(ix.Packages, func(q Package) bool {
-		return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform
-	})
+// checkRepublish returns a *RepublishError when ix, the index of the repository dir read
+// under its lock, has p's name, version and platform with another archive than the file
+// archive, or other metadata.
+func checkRepublish(dir, archive string, ix *Index, p Package) error {
+	i := slices.IndexFunc(ix.Packages, p.SameKey)
 	if i < 0 {
 		return nil
 	}

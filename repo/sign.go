@@ -80,8 +80,11 @@ func sign(ctx context.Context, dir string, s *Signer) (*Index, error) {
 // of which archivePath is a download: the index records the URL as p's Archive and the
 // size and sha256 of archivePath, and dir gets no copy. An install fetches the URL and
 // checks that it still serves those bytes.
-func AddURL(ctx context.Context, dir, archiveURL, archivePath string, p Package, s *Signer) (*Added, error) {
-	res, err := add(ctx, dir, archivePath, archiveURL, p, s)
+func AddURL(ctx context.Context, dir, archiveURL, archivePath string, p Package, replace bool, s *Signer) (*Added, error) {
+	res, err := add(ctx, dir, archivePath, archiveURL, p, replace, s)
+	if re := (*RepublishError)(nil); errors.As(err, &re) {
+		return nil, re
+	}
 	if err != nil {
 		return nil, fmt.Errorf("add %s to %s: %w", archiveURL, dir, err)
 	}

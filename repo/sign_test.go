@@ -42,7 +42,7 @@ func TestSign(t *testing.T) {
 	if _, err := Sign(t.Context(), dir, testSigner("", expires)); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), dir) {
 		t.Errorf("Sign of a directory without an index: %v", err)
 	}
-	res, err := Add(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", expires))
+	res, err := Add(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, false, testSigner("", expires))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestSign(t *testing.T) {
 // anything changes.
 func TestAddToSignedUnsigned(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Add(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("r", time.Now())); err != nil {
+	if _, err := Add(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, false, testSigner("r", time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "index.json"))
@@ -92,14 +92,14 @@ func TestSignBadName(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "My Repo")
 	src := writeArchive(t, "a-1.tar", "a")
 	for _, s := range []*Signer{testSigner("", time.Now()), testSigner("Bad", time.Now()), {Name: "ok", Sign: testSigner("", time.Time{}).Sign}} {
-		if _, err := Add(t.Context(), dir, src, Package{Name: "a", Version: "1"}, s); err == nil {
+		if _, err := Add(t.Context(), dir, src, Package{Name: "a", Version: "1"}, false, s); err == nil {
 			t.Errorf("Add with name %q, expires %v: no error", s.Name, s.Expires)
 		}
 	}
 	if _, err := os.Stat(dir); err == nil {
 		checkDir(t, dir)
 	}
-	if _, err := Add(t.Context(), dir, src, Package{Name: "a", Version: "1"}, testSigner("", time.Now())); !errors.Is(err, ErrUnnamed) {
+	if _, err := Add(t.Context(), dir, src, Package{Name: "a", Version: "1"}, false, testSigner("", time.Now())); !errors.Is(err, ErrUnnamed) {
 		t.Errorf("signed Add to %q, whose index names no repository: %v, want ErrUnnamed", dir, err)
 	}
 }
@@ -141,7 +141,7 @@ func FuzzParseMeta(f *testing.F) {
 // error says the repository now serves the index with the old signature, and what to run.
 func TestSignatureNotWritten(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "main")
-	if _, err := Add(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, testSigner("", time.Now().Add(time.Hour))); err != nil {
+	if _, err := Add(t.Context(), dir, writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}, false, testSigner("", time.Now().Add(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
 	sig := filepath.Join(dir, SignatureName)

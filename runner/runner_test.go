@@ -359,7 +359,7 @@ func TestMovedCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := repo.Package{Name: "tool", Version: "1", Bin: testrepo.Commands("bin/tool"), Env: []string{"TOOL_HOME={root}"}}
-	if _, err := repo.Add(context.Background(), w.repo, archive, p, nil); err != nil {
+	if _, err := repo.Add(context.Background(), w.repo, archive, p, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	first := w.make(w.repo, "tool")

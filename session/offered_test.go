@@ -47,7 +47,7 @@ func TestOfferedVirtual(t *testing.T) {
 		t.Fatal(err)
 	}
 	gawk := repo.Package{Name: "gawk", Version: "1.0", Provides: testrepo.Requires("awk"), Bin: testrepo.Commands("bin/gawk")}
-	if _, err := repo.Add(t.Context(), dir, filepath.Join(tmp, "gawk-1.0.tar"), gawk, nil); err != nil {
+	if _, err := repo.Add(t.Context(), dir, filepath.Join(tmp, "gawk-1.0.tar"), gawk, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	ix := readIndex(t, base, dir)

@@ -84,7 +84,7 @@ func addSized(t *testing.T, dir, name string, size int) repo.Package {
 	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: "1"}, nil)
+	res, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: "1"}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func addNPMPackage(t *testing.T, dir, name, version string) repo.Package {
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := repo.Add(t.Context(), dir, file, repo.Package{Name: name, Version: version, Kind: repo.KindNPM}, nil)
+	res, err := repo.Add(t.Context(), dir, file, repo.Package{Name: name, Version: version, Kind: repo.KindNPM}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

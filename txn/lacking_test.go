@@ -151,7 +151,7 @@ func reinstallBareProvides(t *testing.T, libOffered bool) {
 		t.Fatal(err)
 	}
 	res, err := repo.Add(context.Background(), w.repo, archive, repo.Package{Name: "app", Version: "1.0",
-		Depends: testrepo.Requires("lib>=1"), Provides: testrepo.Requires("virt")}, nil)
+		Depends: testrepo.Requires("lib>=1"), Provides: testrepo.Requires("virt")}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

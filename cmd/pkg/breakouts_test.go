@@ -417,7 +417,7 @@ func addHostile(t *testing.T, base string, p repo.Package, archive []byte) {
 	if err := os.WriteFile(file, archive, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, nil); err != nil {
+	if _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, false, nil); err != nil {
 		t.Fatal(err)
 	}
 }

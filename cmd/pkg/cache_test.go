@@ -249,7 +249,7 @@ func TestCacheCleanShared(t *testing.T) {
 			if err := os.WriteFile(archive, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: "big", Version: "1", Bin: testrepo.Commands("bin/big")}, nil); err != nil {
+			if _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: "big", Version: "1", Bin: testrepo.Commands("bin/big")}, false, nil); err != nil {
 				t.Fatal(err)
 			}
 			e := newEnv(t, base, dir)

@@ -144,7 +144,7 @@ func TestReinstallDamagedCache(t *testing.T) {
 			if err := os.WriteFile(archive, pax(t, tf("share/big/data", big), tf("share/big/small", "small\n")), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			res, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: "big", Version: "1.0"}, nil)
+			res, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: "big", Version: "1.0"}, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

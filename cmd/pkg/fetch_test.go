@@ -205,7 +205,7 @@ func TestFetchSharedArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []repo.Package{{Name: "one", Version: "1"}, {Name: "two", Version: "1", Replaces: []repo.Requirement{{Name: "one"}}}} {
-		if _, err := repo.Add(t.Context(), dir, archive, p, nil); err != nil {
+		if _, err := repo.Add(t.Context(), dir, archive, p, false, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

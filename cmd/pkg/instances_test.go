@@ -46,7 +46,7 @@ func addNPMAt(t *testing.T, base, top, name, version string, depends ...string) 
 		t.Fatal(err)
 	}
 	p := repo.Package{Name: name, Version: version, Kind: repo.KindNPM, Depends: testrepo.Requires(depends...)}
-	if _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, nil); err != nil {
+	if _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, false, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -337,7 +337,7 @@ func TestNPMSyncLinksCommands(t *testing.T) {
 	archive := pax(t, td("package/"), tf("package/package.json", `{"name":"dep","version":"1.0.0"}`), tf("package/cli.js", "#!/usr/bin/env node\n"))
 	file := writeFile(t, base, "dep-1.0.0.tar", archive)
 	p := repo.Package{Name: "dep", Version: "1.0.0", Kind: repo.KindNPM, Bin: testrepo.Commands("dep=package/cli.js")}
-	if _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, nil); err != nil {
+	if _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")
@@ -373,7 +373,7 @@ func TestNPMSyncUnrequests(t *testing.T) {
 	archive := pax(t, td("package/"), tf("package/package.json", `{"name":"dep","version":"1.0.0"}`), tf("package/cli.js", "#!/usr/bin/env node\n"))
 	file := writeFile(t, base, "dep-1.0.0.tar", archive)
 	p := repo.Package{Name: "dep", Version: "1.0.0", Kind: repo.KindNPM, Bin: testrepo.Commands("dep=package/cli.js")}
-	if _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, nil); err != nil {
+	if _, err := repo.Add(t.Context(), filepath.Join(base, "repo"), file, p, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	addNPM(t, base, "a", "1.0.0", "dep@npm:^1.0.0")

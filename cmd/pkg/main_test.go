@@ -675,7 +675,7 @@ func TestRepoAddChecks(t *testing.T) {
 		t.Errorf("repo add of the entry the index has changed the index")
 	}
 	_, stderr, code := e.pkg("repo", "add", dir, archive, "--name", "a", "--version", "1")
-	if want := "repo add: " + dir + " already has a 1 (archive a-1.tar, sha256 "; code != 1 || !strings.Contains(stderr, want) ||
+	if want := "pkg: " + dir + " already has a 1 (archive a-1.tar, sha256 "; code != 1 || !strings.Contains(stderr, want) ||
 		!strings.Contains(stderr, "publish a new version") || !strings.Contains(stderr, "hint: or pass --replace") {
 		t.Errorf("repo add over a published entry: exit %d, %q; want %q...", code, stderr, want)
 	}

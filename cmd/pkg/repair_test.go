@@ -456,7 +456,7 @@ func TestRepairGoneDependency(t *testing.T) {
 	dir := filepath.Join(base, "repo")
 	lib := filepath.Join(base, "lib-1.0.tar")
 	writeFile(t, base, "lib-1.0.tar", pax(t, tf("lib/liblib.so.1", "ELF"), tf("share/doc/lib/copyright", "MIT\n"), moded(tf("bin/lib", "#!/bin/sh\n"), 0o755)))
-	if _, err := repo.Add(t.Context(), dir, lib, repo.Package{Name: "lib", Version: "1.0", Bin: []repo.Command{{Name: "lib", Path: "bin/lib"}}, InstalledSize: 17}, nil); err != nil {
+	if _, err := repo.Add(t.Context(), dir, lib, repo.Package{Name: "lib", Version: "1.0", Bin: []repo.Command{{Name: "lib", Path: "bin/lib"}}, InstalledSize: 17}, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	addPackage(t, dir, "app", "1.0", "lib>=1") // its entry says no size
@@ -556,7 +556,7 @@ func TestRepairGoneRequested(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "repo")
 	writeFile(t, base, "lib-1.0.tar", pax(t, tf("lib/liblib.so.1", "ELF"), moded(tf("bin/lib", "#!/bin/sh\n"), 0o755)))
-	if _, err := repo.Add(t.Context(), dir, filepath.Join(base, "lib-1.0.tar"), repo.Package{Name: "lib", Version: "1.0", Bin: []repo.Command{{Name: "lib", Path: "bin/lib"}}}, nil); err != nil {
+	if _, err := repo.Add(t.Context(), dir, filepath.Join(base, "lib-1.0.tar"), repo.Package{Name: "lib", Version: "1.0", Bin: []repo.Command{{Name: "lib", Path: "bin/lib"}}}, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	e := newEnv(t, base, dir)
@@ -630,7 +630,7 @@ func TestRepairWithoutRepoUpgrade(t *testing.T) {
 		if err := os.WriteFile(archive, packageTar(t, "stub", "1.0", 'v'), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: "stub", Version: "1.0"}, nil); err != nil {
+		if _, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: "stub", Version: "1.0"}, false, nil); err != nil {
 			t.Fatal(err)
 		}
 		e := newEnv(t, base, dir)

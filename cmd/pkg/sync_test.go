@@ -32,7 +32,7 @@ func addPackage(t *testing.T, dir, name, version string, depends ...string) repo
 	if err := os.WriteFile(archive, packageTar(t, name, version, 'v'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: name, Version: version, Depends: testrepo.Requires(depends...), Bin: testrepo.Commands("bin/" + name)}, nil)
+	res, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: name, Version: version, Depends: testrepo.Requires(depends...), Bin: testrepo.Commands("bin/" + name)}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

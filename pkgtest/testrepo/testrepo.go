@@ -41,7 +41,7 @@ func Publish(dir, tmp, name, version string, depends ...string) (repo.Package, e
 	if err != nil {
 		return repo.Package{}, err
 	}
-	res, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: version, Depends: deps, Bin: Commands("bin/" + name)}, nil)
+	res, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: version, Depends: deps, Bin: Commands("bin/" + name)}, false, nil)
 	if err != nil {
 		return repo.Package{}, err
 	}

@@ -69,7 +69,7 @@ func publish(t testing.TB, dir string, specs ...*spec) world {
 			t.Fatal(err)
 		}
 		res, err := repo.Add(t.Context(), dir, archive, repo.Package{Name: s.name, Version: s.version, Kind: s.kind, Depends: s.depends,
-			Bin: testrepo.Commands(s.bin...), Summary: "generated for crash tests", InstalledSize: st.Bytes, Files: st.Files}, nil)
+			Bin: testrepo.Commands(s.bin...), Summary: "generated for crash tests", InstalledSize: st.Bytes, Files: st.Files}, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
