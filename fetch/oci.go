@@ -69,7 +69,10 @@ func (s *netConfig) again(ctx context.Context, err error, attempt int) error {
 }
 
 // registrySecret returns the credentials of a registry: of n (read when asked: n.creds is
-// set once every location is parsed), else user; none in cleartext to another machine.
+// set once every location is parsed), else user, the user information of its URL; none in
+// cleartext to another machine, but user to the registry's own host and port, as an
+// http:// URL's is sent as written (docs/config.md#credentials), and never to a token
+// realm elsewhere that the user did not write.
 func registrySecret(n *netConfig, user *url.Userinfo) oci.Credentials {
 	return func(host string, to *url.URL) (oci.Secret, error) {
 		cr, from, err := n.creds.credential(host)
@@ -83,6 +86,7 @@ func registrySecret(n *netConfig, user *url.Userinfo) oci.Credentials {
 		switch {
 		case from == fromNone:
 			return oci.Secret{}, nil
+		case from == fromURL && strings.EqualFold(to.Host, host): // as written, to the host written
 		case to.Scheme != "https" && (n.creds == nil || !n.creds.cleartext) && !loopback(to.Hostname()):
 			if from == fromDefault {
 				return oci.Secret{}, nil
