@@ -244,11 +244,12 @@ func TestNetrcReadWhenAsked(t *testing.T) {
 
 // TestURLCredentialDenied: a repository that refuses the user information of its URL (a
 // user and password, or a token written as the user, https://TOKEN@host/, as GitHub takes
-// one) is a *DeniedError that says so, and its message shows the URL without any of it,
-// the user's name too. A repository credential is sent in its place, and so refused.
+// one) is a *DeniedError that says so, naming the repository and its location without
+// any of it, and its message shows the URL without any of it, the user's name too. A
+// repository credential is sent in its place, and so refused.
 func TestURLCredentialDenied(t *testing.T) {
 	srv, _ := authServer(t, "Bearer other")
-	repoToken := Options{Credential: Credential{Token: "tok-123"}, CredentialFrom: "PKG_REPO_TEAM_TOKEN"}
+	repoToken := Options{Credential: Credential{Token: "tok-123"}, CredentialFrom: "PKG_REPO_TEAM_TOKEN", Repo: "team"}
 	for _, tc := range []struct {
 		user     *url.Userinfo
 		o        Options
@@ -268,8 +269,8 @@ func TestURLCredentialDenied(t *testing.T) {
 		}
 		_, err = openCache(t).indexOnly(t.Context(), s)
 		de := (*DeniedError)(nil)
-		if !errors.As(err, &de) || de.URL != tc.inURL || de.Credential != tc.credFrom {
-			t.Errorf("%s: %v (%+v), want a *DeniedError with URL %v, Credential %q", u.Redacted(), err, de, tc.inURL, tc.credFrom)
+		if !errors.As(err, &de) || de.URL != tc.inURL || de.Credential != tc.credFrom || de.Repo != tc.o.Repo || de.Location != srv.URL {
+			t.Errorf("%s: %v (%+v), want a *DeniedError with URL %v, Credential %q, of %q at %s", u.Redacted(), err, de, tc.inURL, tc.credFrom, tc.o.Repo, srv.URL)
 			continue
 		}
 		if msg := err.Error(); strings.Contains(msg, "tok-123") || strings.Contains(msg, "alice") || !strings.Contains(msg, srv.URL+"/index.json") {

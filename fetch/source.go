@@ -80,11 +80,12 @@ type Options struct {
 	Netrc                string
 	CleartextCredentials bool
 
-	// CredentialFrom says where Credential came from, and CredentialVars names the
-	// variables a credential for the repository is looked for in, for the advice on a
-	// refusal (*DeniedError). Neither is sent.
+	// CredentialFrom says where Credential came from, CredentialVars names the
+	// variables a credential for the repository is looked for in, and Repo is the
+	// repository's name, for the advice on a refusal (*DeniedError). None is sent.
 	CredentialFrom string
 	CredentialVars []string
+	Repo           string
 
 	// DigestMirrors are locations asked for any archive by its sha256, at
 	// LOCATION/sha256/<hex>, before the URL its index names, in order (digest.go).

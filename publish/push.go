@@ -50,11 +50,13 @@ type PushOptions struct {
 	Netrc                     string
 	CleartextCredentials      bool
 
-	// CredentialFrom says where the repository's own credential came from, and
-	// CredentialVars names the variables one is looked for in, for a refusal's
-	// *fetch.DeniedError, as fetch.Options does. Neither is sent.
+	// CredentialFrom says where the repository's own credential came from,
+	// CredentialVars names the variables one is looked for in, and Repo is the
+	// repository's name, for a refusal's *fetch.DeniedError, as fetch.Options does. None
+	// is sent.
 	CredentialFrom string
 	CredentialVars []string
+	Repo           string
 
 	// Force pushes an index older than the one the tag names, or of its version with
 	// other bytes (*OlderError), or of another repository (*RepositoryError), or an
@@ -195,7 +197,7 @@ func Push(ctx context.Context, dir, target string, o PushOptions) (Pushed, error
 	}
 	fo := fetch.Options{Credential: fetch.Credential{Username: o.Username, Password: o.Password, Token: o.Token},
 		Netrc: o.Netrc, CleartextCredentials: o.CleartextCredentials, CredentialFrom: o.CredentialFrom, CredentialVars: o.CredentialVars,
-		Retrying: o.Retrying}
+		Repo: o.Repo, Retrying: o.Retrying}
 	c, err := fetch.Registry(target, fo)
 	if err != nil {
 		return Pushed{}, err

@@ -281,7 +281,7 @@ func (s *Session) repoOptions(r config.Repo) (fetch.Options, error) {
 		return o, err
 	}
 	o.Credential = fetch.Credential{Username: a.Username, Password: a.Password, Token: a.Token}
-	o.CredentialFrom, o.CredentialVars = a.From, r.CredentialVars()
+	o.CredentialFrom, o.CredentialVars, o.Repo = a.From, r.CredentialVars(), r.Name
 	o.Netrc, o.CleartextCredentials = config.NetrcFile(), r.CleartextCredentials
 	o.DigestMirrors, err = s.digestMirrors(r)
 	return o, err

@@ -129,7 +129,7 @@ func TestCredentialsOutsideURL(t *testing.T) {
 			}
 			t.Setenv("PKG_REPO_TEAM_TOKEN", "stale-token")
 			_, stderr, code = e.pkg("install", "hello")
-			if code != 1 || !strings.Contains(stderr, "hint: the repository refused the credential of PKG_REPO_TEAM_TOKEN") || strings.Contains(stderr, "stale-token") {
+			if code != 1 || !strings.Contains(stderr, "hint: the repository team ("+r.url+") refused the credential of PKG_REPO_TEAM_TOKEN") || strings.Contains(stderr, "stale-token") {
 				t.Fatalf("with a token it refuses: exit %d\n%s", code, stderr)
 			}
 			os.Unsetenv("PKG_REPO_TEAM_TOKEN")
@@ -163,7 +163,7 @@ func TestURLCredentialRefused(t *testing.T) {
 	withUser := strings.Replace(r.url, "://", "://alice:wrongPW2@", 1)
 	e := newEnv(t, t.TempDir(), withUser)
 	_, stderr, code := e.pkg("install", "hello")
-	if code != 1 || !strings.Contains(stderr, "pkg: hint: the repository refused the credential in the URL") || !strings.Contains(stderr, r.url+"index.json: 401") ||
+	if code != 1 || !strings.Contains(stderr, "pkg: hint: the repository 127.0.0.1 ("+r.url+") refused the credential in the URL") || !strings.Contains(stderr, r.url+"index.json: 401") ||
 		strings.Contains(stderr, "alice") || strings.Contains(stderr, "wrongPW2") {
 		t.Errorf("install with a wrong password in the URL: exit %d\n%s", code, stderr)
 	}
@@ -182,9 +182,9 @@ func TestPushCredentialRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name, target, user, want string
 	}{
-		{"none", reg.URL(), "", "pkg: hint: if the repository needs credentials, set PKG_REPO_MAIN_TOKEN (or PKG_REPO_MAIN_USERNAME and PKG_REPO_MAIN_PASSWORD)"},
-		{"variables", reg.URL(), "bob", "pkg: hint: the repository refused the credential of PKG_REPO_MAIN_USERNAME and PKG_REPO_MAIN_PASSWORD"},
-		{"URL", strings.Replace(reg.URL(), "://", "://bob:WrongPass@", 1), "", "pkg: hint: the repository refused the credential in the URL"},
+		{"none", reg.URL(), "", "pkg: hint: if the repository main (" + reg.URL() + ") needs credentials, set PKG_REPO_MAIN_TOKEN (or PKG_REPO_MAIN_USERNAME and PKG_REPO_MAIN_PASSWORD)"},
+		{"variables", reg.URL(), "bob", "pkg: hint: the repository main (" + reg.URL() + ") refused the credential of PKG_REPO_MAIN_USERNAME and PKG_REPO_MAIN_PASSWORD"},
+		{"URL", strings.Replace(reg.URL(), "://", "://bob:WrongPass@", 1), "", "pkg: hint: the repository main (" + reg.URL() + ") refused the credential in the URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.user != "" {

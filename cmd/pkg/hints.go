@@ -114,7 +114,7 @@ var hints = []hintRule{
 	{fn: as(deniedHint)},
 	{fn: func(err error, _ []string) string { // a refusal no *DeniedError says more of
 		if errors.Is(err, session.ErrDenied) {
-			return credentialsHint(nil)
+			return credentialsHint("the repository", "", "", nil)
 		}
 		return ""
 	}},
@@ -455,22 +455,28 @@ const pinHint = "once pkg accepted a signed index of a repository, it takes only
 	"if the publisher changed keys, trust the new one with 'pkg trust add KEY' ('pkg trust list' shows the pins); " +
 	"if the repository really stopped signing, 'pkg repo forget' unpins it"
 
-// deniedHint says what to do about a repository that refused a request: check the
-// credential it was given, naming where that came from, or give one, naming the variables
-// pkg looks in for this repository.
+// deniedHint says what to do about a repository that refused a request, naming it: check
+// the credential it was given, naming where that came from, or give one, naming the
+// variables pkg looks in for this repository, its configuration's entry and the netrc file.
 func deniedHint(de *session.DeniedError) string {
+	repo := "the repository"
+	if de.Repo != "" {
+		repo = fmt.Sprintf("the repository %s (%s)", termtext.Printable(de.Repo), termtext.Printable(de.Location))
+	}
 	switch {
 	case de.Credential != "":
-		return fmt.Sprintf("the repository refused the credential of %s: check that it is current and may read this repository, or, to push, write to it (docs/config.md#credentials)", de.Credential)
+		return fmt.Sprintf("%s refused the credential of %s: check that it is current and may read this repository, or, to push, write to it (docs/config.md#credentials)", repo, de.Credential)
 	case de.URL:
-		return "the repository refused the credential in the URL (its user information): check that it is current and may read this repository, or, to push, write to it (docs/config.md#credentials)"
+		return repo + " refused the credential in the URL (its user information): check that it is current and may read this repository, or, to push, write to it (docs/config.md#credentials)"
 	}
-	return credentialsHint(de.Vars)
+	return credentialsHint(repo, de.Repo, de.Location, de.Vars)
 }
 
-// credentialsHint says where a repository's credentials go: the variables of vars (their
-// prefixes, config.Repo.CredentialVars), or where they are not known PKG_REPO_<NAME>_'s.
-func credentialsHint(vars []string) string {
+// credentialsHint says where the credentials of repo, named name at location ("" where
+// not known), go: the variables of vars (their prefixes, config.Repo.CredentialVars), or
+// where they are not known PKG_REPO_<NAME>_'s; its entry in the user's configuration file;
+// the netrc file.
+func credentialsHint(repo, name, location string, vars []string) string {
 	p, also := "PKG_REPO_<NAME>_", ""
 	if len(vars) > 0 {
 		p = vars[0]
@@ -478,7 +484,17 @@ func credentialsHint(vars []string) string {
 	if len(vars) > 1 {
 		also = " (those of " + strings.Join(vars[1:], "*, ") + "* count too)"
 	}
-	return fmt.Sprintf("if the repository needs credentials, set %sTOKEN (or %sUSERNAME and %sPASSWORD)%s, give them in its configuration, or in ~/.netrc (docs/config.md#credentials); pkg records them nowhere", p, p, p, also)
+	entry := "its [repo.NAME] entry"
+	if name != "" {
+		entry = fmt.Sprintf("[repo.%s] with urls = [\"%s\"]", termtext.Printable(name), termtext.Printable(location))
+	}
+	file := "your configuration"
+	if files := config.Files(""); len(files) > 1 {
+		file = termtext.Printable(files[1])
+	}
+	netrc := termtext.Printable(cmp.Or(config.NetrcFile(), "~/.netrc"))
+	return fmt.Sprintf("if %s needs credentials, set %sTOKEN (or %sUSERNAME and %sPASSWORD)%s, give %s in %s a token-file (or a username and a password-file), or give its host a machine entry in %s (docs/config.md#credentials); pkg records them nowhere",
+		repo, p, p, p, also, entry, file, netrc)
 }
 
 // downloadHint says what to do about an archive repo add could not download from the URL

@@ -196,3 +196,29 @@ func TestMirrorDirFull(t *testing.T) {
 		}
 	}
 }
+
+// TestMirrorDenied mirrors from a repository that answers 401: the hint names the
+// repository and its location and says where a credential for it goes as
+// docs/config.md#credentials does: the variables of its name, its entry in the user's
+// configuration file, the netrc file. Given one so, the mirror is written.
+func TestMirrorDenied(t *testing.T) {
+	netrc, xdg := filepath.Join(t.TempDir(), "netrc"), t.TempDir()
+	t.Setenv("NETRC", netrc)
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	r := newAuthRepo(t, "Bearer s3cret")
+	e := newEnv(t, t.TempDir(), "team="+r.url)
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	_, stderr, code := e.pkg("mirror", "hello", mirror)
+	want := "pkg: hint: if the repository team (" + r.url + ") needs credentials, set PKG_REPO_TEAM_TOKEN (or PKG_REPO_TEAM_USERNAME and PKG_REPO_TEAM_PASSWORD), " +
+		"give [repo.team] with urls = [\"" + r.url + "\"] in " + filepath.Join(xdg, "pkg", "config.toml") + " a token-file (or a username and a password-file), " +
+		"or give its host a machine entry in " + netrc + " (docs/config.md#credentials)"
+	if code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("mirror from a repository that wants a credential: exit %d\n%s\nwant the hint %q", code, stderr, want)
+	}
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	userConfig(t, "[repo.team]\nurls = [\""+r.url+"\"]\ntoken-file = \""+token+"\"\n")
+	e.ok("mirror", "hello", mirror)
+}

@@ -218,7 +218,7 @@ func pushCredentials(c *cli.Context, target string, o *publish.PushOptions) erro
 		return err
 	}
 	o.Username, o.Password, o.Token = a.Username, a.Password, a.Token
-	o.CredentialFrom, o.CredentialVars = a.From, r.CredentialVars()
+	o.CredentialFrom, o.CredentialVars, o.Repo = a.From, r.CredentialVars(), r.Name
 	o.Netrc, o.CleartextCredentials = config.NetrcFile(), r.CleartextCredentials
 	return nil
 }

@@ -210,8 +210,9 @@ func TestRegistryRefusals(t *testing.T) {
 		}
 	}
 	wrong := "oci://bob:" + e.password + "@" + reg.addr + "/pkg/main"
-	refused("push with a wrong password", []string{"repo", "push", dir, wrong}, reg.addr+"/pkg/main", "401", "hint: the repository refused the credential in the URL")
-	refused("install with a wrong password", []string{"--root", t.TempDir(), "--repo", wrong, "install", "hello"}, reg.addr+"/pkg/main", "401", "hint: the repository refused the credential in the URL")
+	refusedURL := "hint: the repository main (oci://" + reg.addr + "/pkg/main) refused the credential in the URL"
+	refused("push with a wrong password", []string{"repo", "push", dir, wrong}, reg.addr+"/pkg/main", "401", refusedURL)
+	refused("install with a wrong password", []string{"--root", t.TempDir(), "--repo", wrong, "install", "hello"}, reg.addr+"/pkg/main", "401", refusedURL)
 
 	blob := reg.blobFile(digest)
 	good, err := os.ReadFile(blob)
@@ -256,14 +257,14 @@ func TestRegistryBasic(t *testing.T) {
 			t.Errorf("%s: exit %d, want 1, a 401 and %q:\n%s", what, code, want, stderr)
 		}
 	}
-	refused("push without credentials", "hint: if the repository needs credentials, set PKG_REPO_TOOLS_TOKEN", "repo", "push", dir, url)
+	refused("push without credentials", "hint: if the repository tools ("+url+") needs credentials, set PKG_REPO_TOOLS_TOKEN", "repo", "push", dir, url)
 	e.extra = []string{"PKG_REPO_TOOLS_USERNAME=bob", "PKG_REPO_TOOLS_PASSWORD=" + e.password}
 	e.ok("repo", "push", dir, url)
 	e.extra = []string{"PKG_REPO_TOOLS_USERNAME=bob", "PKG_REPO_TOOLS_PASSWORD=wrong"}
-	refused("install with a wrong password", "hint: the repository refused the credential of PKG_REPO_TOOLS_USERNAME and PKG_REPO_TOOLS_PASSWORD",
+	refused("install with a wrong password", "hint: the repository tools ("+url+") refused the credential of PKG_REPO_TOOLS_USERNAME and PKG_REPO_TOOLS_PASSWORD",
 		"--root", t.TempDir(), "--repo", url, "--trusted-key", pub, "install", "hello")
 	e.extra = nil
-	refused("install without credentials", "hint: if the repository needs credentials", "--root", t.TempDir(), "--repo", url, "--trusted-key", pub, "install", "hello")
+	refused("install without credentials", "hint: if the repository tools ("+url+") needs credentials", "--root", t.TempDir(), "--repo", url, "--trusted-key", pub, "install", "hello")
 
 	conf := filepath.Join(e.home, "config", "pkg", "config.toml")
 	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
