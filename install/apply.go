@@ -776,6 +776,27 @@ func andMore(n int) string {
 
 func (e *NeededError) Is(target error) bool { return target == ErrDependency }
 
+// UnknownDependenciesError refuses a removal that installed packages recorded Bare
+// (db.Record.Bare), which stay, may need: a repair recorded them without their
+// dependencies and no index read describes their archives, so nothing tells that they do
+// not need what the removal takes (txn's removal plan).
+type UnknownDependenciesError struct {
+	Remove []string    // the packages asked to be removed, by key (db.Record.Key)
+	Bare   []db.Record // the Bare records that stay, whose dependencies are unknown
+}
+
+func (e *UnknownDependenciesError) Error() string {
+	names := make([]string, min(len(e.Bare), maxDependentsNamed))
+	for i, r := range e.Bare[:len(names)] {
+		names[i] = r.Name + " " + r.Version
+	}
+	what := "it may need what goes (a repair recorded it from its tree alone, and no index read offers its archive)"
+	if len(e.Bare) > 1 {
+		what = "they may need what goes (a repair recorded them from their trees alone, and no index read offers their archives)"
+	}
+	return fmt.Sprintf("remove %s: the dependencies of %s%s are unknown, so %s", strings.Join(e.Remove, " "), strings.Join(names, ", "), andMore(len(e.Bare)-len(names)), what)
+}
+
 // DependentsError refuses the removal of a package that packages the change leaves depend
 // on, nothing else meeting what they need of it. It is an ErrDependency.
 type DependentsError struct {

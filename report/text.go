@@ -203,6 +203,9 @@ func WritePlan(w io.Writer, plan *txn.Plan, command string) error {
 	for _, h := range plan.Held {
 		fmt.Fprintf(w, "keep %s at %s: %s\n", h.Name, h.Version, heldWhy(h))
 	}
+	for _, k := range plan.Kept {
+		fmt.Fprintf(w, "keep %s %s: %s\n", k.Name, k.Version, k.Why)
+	}
 	disk := units.Size(max(plan.Disk, -plan.Disk)) + " more disk space"
 	if plan.Disk < 0 {
 		disk = units.Size(-plan.Disk) + " of disk space freed"

@@ -259,9 +259,14 @@ func (s *Session) checkIn(p *txn.Plan, root *install.Root, cache *fetch.Cache) e
 	return p.Check(root, cache, s.Offline)
 }
 
-// removal is Plan of a remove or an autoremove.
+// removal is Plan of a remove or an autoremove, with the indexes in effect where the
+// root records a package Bare (describing).
 func (s *Session) removal(ctx context.Context, r Request) (*txn.Plan, error) {
 	spec := txn.Spec{Action: txn.Remove, Names: r.Names, Unneeded: r.Op == Autoremove}
+	var err error
+	if spec.Catalog, err = s.describing(ctx); err != nil {
+		return nil, err
+	}
 	plan := func(dir string, d *db.DB) (p *txn.Plan, err error) {
 		if d != nil { // nil: no root
 			spec.Records, spec.Requested, err = d.State()
@@ -305,6 +310,28 @@ func (s *Session) removal(ctx context.Context, r Request) (*txn.Plan, error) {
 	}
 	p.Bind(s.target(root, nil, nil))
 	return p, nil
+}
+
+// describing returns the indexes in effect (offline, the cache's copies) where the root
+// records a package Bare (db.Record.Bare), whose relations only its entry tells a removal
+// (txn.Spec.Catalog); nil where it records none, or no repository is in effect. It reads
+// them before the root's lock is taken, as a change does.
+func (s *Session) describing(ctx context.Context) (*txn.Catalog, error) {
+	bare := false
+	err := s.peekRoot(func(d *db.DB) error {
+		recs, err := d.List()
+		bare = slices.ContainsFunc(recs, func(r db.Record) bool { return r.Bare })
+		return err
+	})
+	if err != nil || !bare {
+		return nil, err
+	}
+	rs, err := s.Repositories()
+	if err != nil || len(rs) == 0 {
+		return nil, err
+	}
+	_, ix, err := s.openFetcher(ctx, true, nil)
+	return ix, err
 }
 
 // upgradeNames returns the names an upgrade's requirements give, each once.

@@ -58,6 +58,10 @@ type (
 	SizeError         = fetch.SizeError         // an archive of the sha256 its index or lockfile declares, and another size
 )
 
+// UnknownDependenciesError is a removal of what packages recorded without their
+// dependencies may need (a repair's, db.Record.Bare).
+type UnknownDependenciesError = install.UnknownDependenciesError
+
 // What kind of failure an error is, for a command that gives advice by kind.
 
 // PathDenied reports whether err is a permission refused on one of dirs, a path in one of

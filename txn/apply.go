@@ -332,9 +332,7 @@ func (p *Plan) Check(root *install.Root, cache *fetch.Cache, offline bool) error
 	return nil
 }
 
-// check is Check of the change alone; of a removal refused as others depend on what it
-// removes, it says whether that was asked for, and which of those others were, first
-// (install.DependentsError.Asked, AskedFirst).
+// check is Check of the change alone, asked for as askedOf says.
 func (p *Plan) check(root *install.Root) error {
 	var err error
 	if root == nil {
@@ -342,6 +340,12 @@ func (p *Plan) check(root *install.Root) error {
 	} else {
 		err = root.Check(p.install, p.remove)
 	}
+	return p.askedOf(err)
+}
+
+// askedOf returns err; of a removal refused as others depend on what it removes, it says
+// whether that was asked for, and which of those others were, first.
+func (p *Plan) askedOf(err error) error {
 	if de := (*install.DependentsError)(nil); errors.As(err, &de) {
 		_, de.Asked = p.asked[de.Removed.Key()]
 		de.AskedFirst(func(key string) bool { _, ok := p.asked[key]; return ok })

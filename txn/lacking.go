@@ -65,28 +65,18 @@ func (ix *Catalog) lacking(in *repo.Index, before []db.Record, again []repo.Pack
 	return out, nil
 }
 
-// planned returns the packages of before with the relations a plan reads: those again
-// gives them (Catalog.again), and a Bare record's, whose own are unknown, its entry's
-// in in where in offers its archive; the others' their own.
+// planned returns the packages of before with the relations a plan reads (described),
+// but for those again gives them (Catalog.again).
 func planned(in *repo.Index, before []db.Record, again []repo.Package) []repo.Package {
-	pkgs := db.Packages(before)
+	recs, _ := described(in, before)
+	pkgs := db.Packages(recs)
 	for i := range pkgs {
 		p := &pkgs[i]
 		if j := slices.IndexFunc(again, func(q repo.Package) bool { return q.Key() == p.Key() }); j >= 0 {
 			relate(p, again[j])
-		} else if before[i].Bare {
-			if e, ok := entry(in, before[i]); ok {
-				relate(p, e)
-			}
 		}
 	}
 	return pkgs
-}
-
-// entry returns in's entry of r's version and archive.
-func entry(in *repo.Index, r db.Record) (repo.Package, bool) {
-	e, err := in.Lookup(repo.Requirement{Name: r.Name, Constraints: []repo.Constraint{{Op: "=", Version: r.Version}}})
-	return e, err == nil && e.SHA256 == r.SHA256
 }
 
 // relate gives p the relations of e.

@@ -60,6 +60,11 @@ type Plan struct {
 	// Disk is the change of the bytes of installed files, as the index records the new
 	// packages' sizes (where it does not, they count as 0): negative when it frees space.
 	Disk int64 `json:"disk_bytes"`
+	// Kept are, of an autoremove that removes nothing for them, the packages no request
+	// needs that packages recorded Bare and needed may need, their dependencies unknown:
+	// KeptBy, by key (db.Record.Key), which Why names.
+	Kept   []Change `json:"kept,omitempty"`
+	KeptBy []string `json:"kept_by,omitempty"`
 
 	install []repo.Package
 	remove  []string
@@ -232,7 +237,7 @@ type Spec struct {
 	Root      string                      // the root's directory
 	Records   []db.Record                 // the root's records, read under its lock unless a dry run
 	Requested map[string]repo.Requirement // the root's requests (db.DB.Requested): their holds for Install and Upgrade, what Unneeded keeps
-	Catalog   *Catalog                    // the indexes in effect; none for Remove
+	Catalog   *Catalog                    // the indexes in effect; for Remove, any (nil: none), which describe Bare records alone (described)
 	Cache     *fetch.Cache                // if not nil, tells what need not be downloaded (a removal downloads nothing)
 }
 
@@ -251,10 +256,14 @@ func NewPlan(s Spec) (*Plan, error) {
 	case Reinstall:
 		return reinstallPlan(s.Root, s.Catalog, s.Records, s.Names, s.Requested, s.Cache)
 	}
-	if s.Unneeded {
-		return unneededPlan(s.Root, s.Records, db.Unneeded(s.Records, s.Requested)), nil
+	var in *repo.Index
+	if s.Catalog != nil {
+		in = s.Catalog.Index
 	}
-	return removePlan(s.Root, s.Records, s.Names, s.Requested)
+	if s.Unneeded {
+		return unneededPlan(s.Root, in, s.Records, s.Requested), nil
+	}
+	return removePlan(s.Root, in, s.Records, s.Names, s.Requested)
 }
 
 // fits refuses a Spec giving its action an input it does not read, rather than ignore it.
@@ -269,8 +278,8 @@ func (s Spec) fits() error {
 		return fmt.Errorf("plan %s: takes requirements, not names", s.Action)
 	case s.Unneeded && (s.Action != Remove || len(s.Names) > 0):
 		return fmt.Errorf("plan %s: the unneeded packages are a removal's, in place of names", s.Action)
-	case (s.Catalog == nil) != (s.Action == Remove):
-		return fmt.Errorf("plan %s: a catalog is for every action but a removal", s.Action)
+	case s.Catalog == nil && s.Action != Remove:
+		return fmt.Errorf("plan %s: takes a catalog", s.Action)
 	}
 	return nil
 }
@@ -535,13 +544,17 @@ func movesOther(install []repo.Package, h Held) bool {
 // dependency through another that would go, it refuses naming every package asked for
 // that would have to go too (*install.NeededError); where each would lose one of names
 // itself, the plan is of names alone, which the commit refuses naming their dependents
-// (install.Dependents).
-func removePlan(root string, before []db.Record, names []string, requested map[string]repo.Requirement) (*Plan, error) {
+// (install.Dependents), or, where a record is Bare, the plan refuses as the commit would
+// by the relations described gives it (install.CheckChange). The records' relations are those described gives them, in (nil:
+// none) describing Bare records; one of those it does not describe that stays may need
+// any of what goes, and the removal is refused (*UnknownDependenciesError).
+func removePlan(root string, in *repo.Index, before []db.Record, names []string, requested map[string]repo.Requirement) (*Plan, error) {
+	recs, unknown := described(in, before)
 	remove, along := slices.Clone(names), make(map[string][]string)
-	deps := repo.Dependencies(db.Packages(before))
+	deps := repo.Dependencies(db.Packages(recs))
 	var needed []string // asked for, and losing a dependency: all of them, for the refusal to name
 	for {
-		users := install.Dependents(before, remove)
+		users := install.Dependents(recs, remove)
 		if len(users) == 0 {
 			break
 		}
@@ -557,6 +570,9 @@ func removePlan(root string, before []db.Record, names []string, requested map[s
 	if err := neededBy(before, names, remove, needed, deps); err != nil {
 		return nil, err
 	}
+	if err := unknownStaying(names, remove, unknown); err != nil {
+		return nil, err
+	}
 	if len(needed) > 0 {
 		remove, along = names, nil
 	}
@@ -567,6 +583,11 @@ func removePlan(root string, before []db.Record, names []string, requested map[s
 		}
 		return why(key)
 	}}
+	if len(needed) > 0 && slices.ContainsFunc(before, func(r db.Record) bool { return r.Bare }) { // by the relations described gives, which the commit does not read
+		if err := p.askedOf(install.CheckChange(root, recs, nil, names)); err != nil {
+			return nil, err
+		}
+	}
 	return p.fill(nil), nil
 }
 
@@ -630,11 +651,17 @@ func dependsOnOf(before []db.Record, deps, gone []string) []string {
 	return on
 }
 
-// unneededPlan is the plan of removing the installed packages named, which db.Unneeded found
-// no package asked for needs: each is in it as "no longer needed", not as requested.
-func unneededPlan(root string, before []db.Record, names []string) *Plan {
+// unneededPlan is the plan of removing the installed packages (before) that no package
+// asked for (requested) needs, as the records' relations described by in (nil: none)
+// tell (unneeded): each is in it as "no longer needed", not as requested. What a Bare
+// record in does not describe may need is Kept.
+func unneededPlan(root string, in *repo.Index, before []db.Record, requested map[string]repo.Requirement) *Plan {
+	recs, unknown := described(in, before)
+	names, kept, by := unneeded(recs, unknown, requested)
 	why := func(string) string { return "no longer needed" }
-	return (&Plan{Root: root, before: before, remove: names, why: why}).fill(nil)
+	p := (&Plan{Root: root, before: before, remove: names, why: why}).fill(nil)
+	p.Kept, p.KeptBy = kept, by
+	return p
 }
 
 // SyncPlan is the plan of making root hold exactly the packages of l, as l asks for them,

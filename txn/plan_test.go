@@ -24,7 +24,6 @@ func TestNewPlanRefuses(t *testing.T) {
 		{"unneeded install", txn.Spec{Action: txn.Install, Unneeded: true, Catalog: ix}},
 		{"unneeded and names", txn.Spec{Action: txn.Remove, Unneeded: true, Names: names}},
 		{"install without catalog", txn.Spec{Action: txn.Install, Requires: reqs}},
-		{"remove with catalog", txn.Spec{Action: txn.Remove, Names: names, Catalog: ix}},
 	}
 	for _, tt := range tests {
 		if p, err := txn.NewPlan(tt.s); err == nil || p != nil {

@@ -184,6 +184,13 @@ var hints = []hintRule{
 		}
 		return s
 	})},
+	{fn: as(func(ue *session.UnknownDependenciesError) string {
+		keys := make([]string, len(ue.Bare))
+		for i, r := range ue.Bare {
+			keys[i] = r.Key()
+		}
+		return reinstallUnknown(keys)
+	})},
 	{fn: as(func(re *txn.RepublishedError) string {
 		return fmt.Sprintf("'pkg upgrade %s' takes the repository's", re.Name)
 	})},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/shell"
 	"pkg/session"
 )
 
@@ -35,10 +36,29 @@ func removeChosen(c *cli.Context, r session.Request, none string) error {
 		return err
 	}
 	if len(p.Changes) == 0 {
-		say(c, "%s", none)
+		if len(p.Kept) == 0 {
+			say(c, "%s", none)
+		}
+		for _, k := range p.Kept {
+			say(c, "keep %s %s: %s", k.Name, k.Version, k.Why)
+		}
+		if len(p.KeptBy) > 0 {
+			advise(c, "%s", reinstallUnknown(p.KeptBy))
+		}
 		return p.Close()
 	}
 	return apply(c, p)
+}
+
+// reinstallUnknown is the advice about packages recorded without their dependencies (keys),
+// which keep a removal from taking what they may need.
+func reinstallUnknown(keys []string) string {
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = shell.Quote(k)
+	}
+	return fmt.Sprintf("'pkg install --reinstall %s' records the dependencies of each again from a repository that offers its archive (--repo URL gives one), and then what none needs can go",
+		strings.Join(quoted, " "))
 }
 
 func autoremoveCommand() *cli.Command {

@@ -661,3 +661,58 @@ func TestRepairWithoutRepoUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairBareRemove: tool, recorded by a repair without its dependencies (no
+// repository in effect, no record of it: installed again after the database put back),
+// may need lib, which it was installed with and which was no request's: remove lib
+// refused, naming tool and advising its reinstall; autoremove kept lib, saying for which
+// package. With the repository in effect, its entry says what tool needs: remove refuses
+// as for any dependent, and autoremove finds nothing to take. remove lib went through,
+// and autoremove took lib, leaving tool without it.
+func TestRepairBareRemove(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "repo")
+	addPackage(t, dir, "lib", "1.0")
+	addPackage(t, dir, "other", "1.0")
+	addPackage(t, dir, "tool", "1.0", "lib")
+	e := newEnv(t, base, dir)
+	e.ok("install", "tool", "other")
+	e.ok("remove", "tool") // lib stays, as no request's
+	e.staleAfter("install", "tool")
+	norepo := func(args ...string) (string, string, int) {
+		var out, stderr bytes.Buffer
+		code := run(append([]string{"pkg", "--root", e.root, "--cache", e.cache}, args...), &out, &stderr)
+		return out.String(), stderr.String(), code
+	}
+	if _, stderr, code := norepo("verify", "--repair"); code != 1 || !strings.Contains(stderr, "no index or record to describe tool 1.0") {
+		t.Fatalf("verify --repair without a repository: exit %d\n%s", code, stderr)
+	}
+	for _, args := range [][]string{{"remove", "lib"}, {"remove", "other"}} {
+		_, stderr, code := norepo(args...)
+		if code != 1 || !strings.Contains(stderr, "pkg: "+strings.Join(args, " ")+": the dependencies of tool 1.0 are unknown") ||
+			!strings.Contains(stderr, "pkg: hint: 'pkg --root "+e.root+" --cache "+e.cache+" install --reinstall tool' records the dependencies") {
+			t.Errorf("pkg %v beside tool recorded incomplete: exit %d\n%s", args, code, stderr)
+		}
+	}
+	out, stderr, code := norepo("autoremove")
+	if code != 0 || !strings.Contains(out, "keep lib 1.0: may be needed by tool 1.0, whose dependencies are unknown") ||
+		!strings.Contains(stderr, "install --reinstall tool' records the dependencies") {
+		t.Errorf("autoremove beside tool recorded incomplete: exit %d\n%s%s", code, out, stderr)
+	}
+	if got, want := e.installed(), "lib 1.0, other 1.0, tool 1.0"; got != want {
+		t.Errorf("installed after remove and autoremove: %q, want %q", got, want)
+	}
+
+	if _, stderr, code := e.pkg("remove", "lib"); code != 1 || !strings.Contains(stderr, "pkg: remove lib: tool 1.0 depends on it") {
+		t.Errorf("remove lib, tool recorded incomplete and its repository in effect: exit %d\n%s", code, stderr)
+	}
+	if out, _ := e.ok("autoremove"); !strings.Contains(out, "nothing to remove") {
+		t.Errorf("autoremove, tool recorded incomplete and its repository in effect:\n%s", out)
+	}
+	e.ok("remove", "other")
+	e.ok("install", "--reinstall", "tool")
+	e.ok("verify")
+	if got, want := e.installed(), "lib 1.0, tool 1.0"; got != want {
+		t.Errorf("installed after the reinstall: %q, want %q", got, want)
+	}
+}
