@@ -10,7 +10,7 @@ import (
 
 // described returns the root's records before with the relations every plan reads of
 // them: a Bare record's own are unknown (db.Record.Bare), and it takes those of its entry
-// in in (nil: none) where in offers its archive (entry); the others keep their own. unknown are
+// in in (nil: none), whatever in prefers (entry); the others keep their own. unknown are
 // the Bare records in does not describe, whose relations stay unknown: a plan takes them
 // as needing any other installed package.
 func described(in *repo.Index, before []db.Record) (recs, unknown []db.Record) {
@@ -31,13 +31,21 @@ func described(in *repo.Index, before []db.Record) (recs, unknown []db.Record) {
 	return recs, unknown
 }
 
-// entry returns in's entry (nil: none) of r's version and archive.
+// entry returns the entry of in (nil: none) of r's name and version whose archive is r's,
+// by its sha256, among all of in's entries of that version: an index may offer it from
+// several archives (for any platform and for this one) and prefer another. An entry that
+// is itself Bare (of an offline reinstall's catalog of the records) describes nothing.
 func entry(in *repo.Index, r db.Record) (repo.Package, bool) {
 	if in == nil {
 		return repo.Package{}, false
 	}
-	e, err := in.Lookup(repo.Requirement{Name: r.Name, Constraints: []repo.Constraint{{Op: "=", Version: r.Version}}})
-	return e, err == nil && e.SHA256 == r.SHA256
+	i := slices.IndexFunc(in.Packages, func(p repo.Package) bool {
+		return p.Name == r.Name && p.Version == r.Version && p.SHA256 == r.SHA256 && !p.Bare
+	})
+	if i < 0 {
+		return repo.Package{}, false
+	}
+	return in.Packages[i], true
 }
 
 // unknownStaying refuses the removal of names, which takes remove (names and what goes

@@ -1,12 +1,16 @@
 package txn_test
 
 import (
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -120,5 +124,50 @@ func TestAutoremoveBare(t *testing.T) {
 	}
 	if !slices.Equal(removed(p), []string{"app", "lib"}) || len(p.Kept) != 0 {
 		t.Errorf("autoremove, app recorded Bare and not needed, no index: removes %v, keeps %+v; want app and lib removed", removed(p), p.Kept)
+	}
+}
+
+// TestBareEntryByArchive: an index offering app 1.0 from two archives (one for any
+// platform, one for this one), and preferring the other, describes a Bare record of app by the entry of its own archive (its sha256): lib,
+// which that entry depends on, is app's dependency to a removal and an autoremove.
+func TestBareEntryByArchive(t *testing.T) {
+	w := newWorld(t)
+	add := func(dir string, size int, p repo.Package) repo.Package {
+		t.Helper()
+		archive := filepath.Join(t.TempDir(), "app-1.0.tar")
+		if err := os.WriteFile(archive, make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := repo.Add(context.Background(), dir, archive, p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Package
+	}
+	own := add(w.repo, 1024, repo.Package{Name: "app", Version: "1.0", Depends: testrepo.Requires("lib")})
+	other := add(filepath.Join(t.TempDir(), "other"), 2048, repo.Package{Name: "app", Version: "1.0", Platform: repo.Host})
+	lib := addPackage(t, w.repo, "lib", "1.0")
+	in, err := repo.NewIndex(other, own, lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := &txn.Catalog{Index: in}
+	if e, err := in.Lookup(repo.Requirement{Name: "app"}); err != nil || e.SHA256 != other.SHA256 {
+		t.Fatalf("the index prefers %v, %v; want the other archive", e.SHA256, err)
+	}
+	bare := record(own)
+	bare.Depends, bare.Bare = nil, true
+	b := bareRoot{recs: []db.Record{bare, record(lib)}}
+
+	_, err = b.remove(ix, []string{"app"}, "lib")
+	if de := (*install.DependentsError)(nil); !errors.As(err, &de) || !slices.Equal(keys(de.By), []string{"app"}) {
+		t.Errorf("remove lib under app recorded Bare, its own archive's entry depending on lib: %v; want an *install.DependentsError by app", err)
+	}
+	p, err := b.remove(ix, []string{"app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes) != 0 || len(p.Kept) != 0 {
+		t.Errorf("autoremove, app recorded Bare, its own archive's entry depending on lib: removes %v, keeps %+v; want nothing to remove", removed(p), p.Kept)
 	}
 }
