@@ -32,9 +32,10 @@ type Outcome struct {
 	Salvaged  []install.Salvage
 	// Commands are the packages kept across the change whose commands changed, and
 	// Unneeded those that another package depended on before and none does now, which the
-	// user did not ask for, in this command or before (nothing removes them by itself);
-	// Stranded those that only Unneeded need now, directly or through one another, which
-	// autoremove takes with them.
+	// user did not ask for, in this command or before, and that autoremove takes (nothing
+	// removes them by itself); Stranded those that only Unneeded need now, directly or
+	// through one another, which autoremove takes with them. Both read a Bare record's
+	// relations as the plan did (described).
 	Commands []CommandChange
 	Unneeded []db.Record
 	Stranded []db.Record
@@ -242,12 +243,15 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 	}
 	after, lerr := root.DB().List()
 	asked, rerr := root.DB().Requested()
-	if lerr == nil && rerr == nil {
-		out.Commands, out.Unneeded = changed(p.before, after, func(key string) bool {
+	if lerr == nil && rerr == nil { // by the relations the plan read, as autoremove would (unneeded)
+		before, _ := described(p.in, p.before)
+		after, unknown := described(p.in, after)
+		auto, _, _ := unneeded(after, unknown, asked)
+		out.Commands, out.Unneeded = changed(before, after, func(key string) bool {
 			_, ok := asked[key] // autoremove keeps it: a request the change kept
-			return ok || p.wanted(key)
+			return ok || p.wanted(key) || !slices.Contains(auto, key)
 		})
-		out.Stranded = stranded(after, out.Unneeded, db.Unneeded(after, asked))
+		out.Stranded = stranded(after, out.Unneeded, auto)
 	}
 	if len(p.install) > 0 {
 		// The root recorded in the cache, so that a prune from another root keeps its

@@ -70,6 +70,7 @@ type Plan struct {
 	remove  []string
 	indexes []trust.Result // accepted into the root before anything of them is installed
 	before  []db.Record    // the root's records the plan was made from
+	in      *repo.Index    // what describes its Bare records (described); nil: none
 	again   bool           // a reinstall
 	locked  bool           // from a lockfile: its sha256s, not the index's
 	why     func(name string) string
@@ -296,7 +297,7 @@ func installPlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	if err != nil {
 		return nil, ix.about(err)
 	}
-	p := &Plan{Root: root, indexes: ix.results(), before: before, remove: leftOut(before, pkgs), why: reasons(append(pkgs, db.Packages(before)...), names(reqs), "")}
+	p := &Plan{Root: root, indexes: ix.results(), before: before, in: ix.Index, remove: leftOut(before, pkgs), why: reasons(append(pkgs, db.Packages(before)...), names(reqs), "")}
 	for _, pk := range pkgs {
 		if !installed(before, pk) {
 			p.install = append(p.install, pk)
@@ -347,7 +348,7 @@ func reinstallPlan(root string, ix *Catalog, before []db.Record, keys []string, 
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Root: root, indexes: ix.results(), before: before, again: true, why: reasons(nil, keys, "")}
+	p := &Plan{Root: root, indexes: ix.results(), before: before, in: in, again: true, why: reasons(nil, keys, "")}
 	for _, key := range keys {
 		if slices.ContainsFunc(p.install, func(q repo.Package) bool { return q.Key() == key }) {
 			continue // named twice
@@ -479,7 +480,7 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Root: root, indexes: ix.results(), before: before, remove: leftOut(before, pkgs), why: reasons(pkgs, names, "upgrade")}
+	p := &Plan{Root: root, indexes: ix.results(), before: before, in: in, remove: leftOut(before, pkgs), why: reasons(pkgs, names, "upgrade")}
 	for _, pk := range pkgs {
 		if !installed(before, pk) {
 			p.install = append(p.install, pk)
@@ -577,7 +578,7 @@ func removePlan(root string, in *repo.Index, before []db.Record, names []string,
 		remove, along = names, nil
 	}
 	why := reasons(nil, names, "")
-	p := &Plan{Root: root, before: before, remove: remove, along: along, asked: requested, why: func(key string) string {
+	p := &Plan{Root: root, before: before, in: in, remove: remove, along: along, asked: requested, why: func(key string) string {
 		if on, ok := along[key]; ok {
 			return alongText(on)
 		}
@@ -659,7 +660,7 @@ func unneededPlan(root string, in *repo.Index, before []db.Record, requested map
 	recs, unknown := described(in, before)
 	names, kept, by := unneeded(recs, unknown, requested)
 	why := func(string) string { return "no longer needed" }
-	p := (&Plan{Root: root, before: before, remove: names, why: why}).fill(nil)
+	p := (&Plan{Root: root, before: before, in: in, remove: names, why: why}).fill(nil)
 	p.Kept, p.KeptBy = kept, by
 	return p
 }
