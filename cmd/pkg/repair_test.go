@@ -703,6 +703,15 @@ func TestRepairBareRemove(t *testing.T) {
 	if got, want := e.installed(), "lib 1.0, other 1.0, tool 1.0"; got != want {
 		t.Errorf("installed after remove and autoremove: %q, want %q", got, want)
 	}
+	// The way out where no repository has tool's archive: the hint's removal of it along.
+	_, stderr, _ = norepo("remove", "other")
+	along := "'pkg --root " + e.root + " --cache " + e.cache + " remove other tool' takes it along"
+	if !strings.Contains(stderr, along) {
+		t.Errorf("remove other beside tool recorded incomplete: want the hint %s\n%s", along, stderr)
+	}
+	if _, stderr, code := norepo("remove", "--dry-run", "other", "tool"); code != 0 {
+		t.Errorf("remove --dry-run other tool, as the hint says: exit %d\n%s", code, stderr)
+	}
 
 	if _, stderr, code := e.pkg("remove", "lib"); code != 1 || !strings.Contains(stderr, "pkg: remove lib: tool 1.0 depends on it") {
 		t.Errorf("remove lib, tool recorded incomplete and its repository in effect: exit %d\n%s", code, stderr)
