@@ -138,7 +138,7 @@ func TestBareEntryByArchive(t *testing.T) {
 		if err := os.WriteFile(archive, make([]byte, size), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		res, err := repo.Add(context.Background(), dir, archive, p, nil)
+		res, err := repo.Add(context.Background(), dir, archive, p, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
