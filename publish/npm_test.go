@@ -240,7 +240,7 @@ func TestAddPacked(t *testing.T) {
 		}
 		pk.want(t, res.Package, res.Scripts)
 	}
-	ix, _ := repo.ReadDir(repoDir)
+	ix := repo.ReadDir(repoDir)
 	if len(ix.Packages) != len(packed) {
 		t.Errorf("the index has %d entries, want %d", len(ix.Packages), len(packed))
 	}

@@ -58,7 +58,7 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	if err != nil {
 		return nil, err
 	}
-	before, _ := repo.ReadDir(dir)
+	before := repo.ReadDir(dir)
 	got, err := npmFetcher{Cache: o.Cache, Have: archives(dir, before), Offline: o.Offline, Jobs: o.Jobs}.getAll(ctx, l.Tarballs)
 	if le := (*NPMLockError)(nil); errors.As(err, &le) {
 		le.Path = lockPath

@@ -381,7 +381,7 @@ func TestAddRace(t *testing.T) {
 			if re := (*repo.RepublishError)(nil); !errors.As(err, &re) || re.Had.SHA256 != won.Package.SHA256 {
 				t.Fatalf("the add that takes the lock second: %v, want a RepublishError naming the first's entry", err)
 			}
-			ix, _ := repo.ReadDir(dir)
+			ix := repo.ReadDir(dir)
 			if len(ix.Packages) != 1 || ix.Packages[0].SHA256 != won.Package.SHA256 || ix.Packages[0].Summary != "" {
 				t.Errorf("the index holds %+v, want the first add's entry", ix.Packages)
 			}

@@ -1,9 +1,7 @@
 package repo
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"slices"
 
@@ -11,16 +9,16 @@ import (
 )
 
 // ReadDir returns the index of the repository directory dir, or an empty one if it cannot
-// be read, and whether dir has none: what an addition to dir builds on.
-func ReadDir(dir string) (ix *Index, missing bool) {
+// be read: what an addition to dir builds on.
+func ReadDir(dir string) *Index {
 	data, err := regfile.ReadFile(filepath.Join(dir, "index.json"), MaxIndexSize)
 	if err != nil {
-		return &Index{}, errors.Is(err, fs.ErrNotExist)
+		return &Index{}
 	}
-	if ix, err = Parse(data); err != nil {
-		return &Index{}, false
+	if ix, err := Parse(data); err == nil {
+		return ix
 	}
-	return ix, false
+	return &Index{}
 }
 
 // RepublishError refuses to publish again a version a repository has, with another archive

@@ -40,7 +40,7 @@ func TestRepoAddNPM(t *testing.T) {
 			t.Errorf("repo add: stderr %q lacks %q", stderr, want)
 		}
 	}
-	ix, _ := repo.ReadDir(dir)
+	ix := repo.ReadDir(dir)
 	if len(ix.Packages) != 1 {
 		t.Fatalf("index: %+v", ix)
 	}
