@@ -299,6 +299,48 @@ func TestFirstChangeCutShort(t *testing.T) {
 	}
 }
 
+// TestFirstChangeCutShortStaging cuts short a root's first install while it staged, before
+// its intents: the empty database Open created is still db.new and staging holds the
+// tree. Read without the lock that is ErrCutShort, not ErrNoRoot (a command that locks the
+// root undoes it: Open empties staging), but for as long as a command holds the lock, as
+// one still installing does.
+func TestFirstChangeCutShortStaging(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	stageTool(t, r, base, version1())
+	r.Close() // which adopts the database: the crash did not
+	must(t, os.Rename(filepath.Join(dir, ".pkg", "db"), filepath.Join(dir, ".pkg", "db.new")))
+
+	lock, err := os.Open(filepath.Join(dir, ".pkg", "lock"))
+	must(t, err)
+	defer lock.Close()
+	must(t, syscall.Flock(int(lock.Fd()), syscall.LOCK_EX))
+	if _, err := OpenReadOnly(dir, Options{}); !errors.Is(err, ErrNoRoot) {
+		t.Errorf("OpenReadOnly while a command holds the lock: %v, want ErrNoRoot", err)
+	}
+	must(t, syscall.Flock(int(lock.Fd()), syscall.LOCK_UN))
+
+	if err := Exists(dir); err != nil {
+		t.Errorf("Exists: %v, want nil", err)
+	}
+	if _, err := OpenReadOnly(dir, Options{}); !errors.Is(err, ErrCutShort) || errors.Is(err, ErrNoRoot) {
+		t.Errorf("OpenReadOnly: %v, want ErrCutShort", err)
+	}
+	must(t, os.Remove(filepath.Join(dir, ".pkg", "db.new"))) // the tree staged tells it alone
+	if _, err := OpenReadOnly(dir, Options{}); !errors.Is(err, ErrCutShort) {
+		t.Errorf("OpenReadOnly without db.new: %v, want ErrCutShort", err)
+	}
+	r = openRoot(t, dir)
+	defer r.Close()
+	if ents, _ := os.ReadDir(filepath.Join(dir, ".pkg", "staging")); len(ents) != 0 {
+		t.Errorf("staging after Open: %v, want it emptied", ents)
+	}
+	if ps, err := r.DB().List(); err != nil || len(ps) != 0 {
+		t.Errorf("records after Open: %v, %v", ps, err)
+	}
+}
+
 // TestDatabaseLost deletes the database of a root with a package installed: the root
 // exists (Exists), for verify --repair to record the package again, but Open and
 // OpenReadOnly refuse it as damaged (ErrLost), creating no empty database that would leave

@@ -186,7 +186,7 @@ func OpenReadOnly(dir string, o Options) (*Root, error) {
 		switch lost := r.lost(); {
 		case lost != nil: // read once: a repair may link the database meanwhile
 			err = lost
-		case r.cutShort():
+		case r.cutShort() || r.leftUnfinished():
 			err = &reasonError{fmt.Sprintf("root %s has no database yet: a pkg command was cut short in its first change there, which the next one that locks the root undoes", dir), ErrCutShort, nil}
 		default:
 			err = &reasonError{"no root at " + dir, ErrNoRoot, nil}
@@ -214,6 +214,31 @@ func (r *Root) cutShort() bool {
 	defer dir.Close()
 	names, _ := dir.Readdirnames(1)
 	return len(names) > 0
+}
+
+// leftUnfinished reports whether r, whose database does not exist, holds what a first
+// change cut short before its intents leaves while no command holds the lock: the empty
+// database Open created (db.new, which a command that ends adopts or removes) or a tree
+// it staged. Open empties staging and trash. Unlike intents, these never make a lost
+// database a first change (lost): the trees in pkgs/ are not theirs to undo.
+func (r *Root) leftUnfinished() bool {
+	if r.fd[meta] < 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(r.fd[meta], "db.new", &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		if names, err := r.names(place{staging, ""}); err != nil || len(names) == 0 {
+			return false
+		}
+	}
+	fd, err := unix.Openat(r.fd[meta], "lock", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	lock := os.NewFile(uintptr(fd), r.path(".pkg", "lock"))
+	defer lock.Close()
+	free, err := tryLock(lock, unix.LOCK_SH) // released with the file: others looking do not see it
+	return err == nil && free
 }
 
 // ErrLost is the cause of the *db.DamagedError that Open, OpenReadOnly, View and Exists

@@ -331,6 +331,37 @@ func TestFirstInstallCutShort(t *testing.T) {
 	}
 }
 
+// TestFirstInstallCutShortStaging gives a root what a first install killed while it staged
+// leaves: the database it created still db.new, a tree in staging, no intents. list says
+// a change was cut short, and verify, rather than refusing a root where nothing was ever
+// installed, deletes the tree and checks the empty root.
+func TestFirstInstallCutShortStaging(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.initRoot()
+	if err := os.Rename(filepath.Join(e.root, ".pkg", "db"), filepath.Join(e.root, ".pkg", "db.new")); err != nil {
+		t.Fatal(err)
+	}
+	tree := filepath.Join(e.root, ".pkg", "staging", "hello.1")
+	if err := os.MkdirAll(filepath.Join(tree, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "bin", "hello"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const never = "nothing was ever installed"
+	if out, stderr, code := e.pkg("list"); code != 0 || out != "" || !strings.Contains(stderr, "a pkg command did not finish changing "+e.root) {
+		t.Errorf("list: exit %d, %q, %q", code, out, stderr)
+	}
+	out, stderr, code := e.pkg("verify")
+	if code != 0 || out != "verified 0 packages, 0 files\n" || strings.Contains(stderr, never) ||
+		!strings.Contains(stderr, "pkg: note: an earlier pkg command was cut short: deleted the unfinished install of hello") {
+		t.Errorf("verify: exit %d, %q, %q", code, out, stderr)
+	}
+	if _, err := os.Lstat(tree); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the staged tree after verify: %v, want it deleted", err)
+	}
+}
+
 // TestPrefixLinksFull installs a package into a root whose filesystem (a tmpfs short of
 // inodes) holds its staged tree and not its links into the root: the install is committed
 // and recorded, and says so, and that 'pkg verify' finishes the links once space is freed;
