@@ -128,7 +128,7 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	st.sync = !r.o.NoSync
 	defer st.close()
 	if err := st.stage(members); err != nil {
-		return nil, err
+		return nil, full(r.dir, err)
 	}
 	files, err := r.db.WriteFiles(fileRecords(members, order))
 	if err != nil {
@@ -148,6 +148,16 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	res.Elapsed = time.Since(start) // Apply sets Commit
 	return &Staged{name: tree.name, rec: rec, files: files, res: res, own: own, whole: !st.tracked,
 		entries: memberEntries(rec.Into, members, order), ended: time.Now()}, nil
+}
+
+// full names the root in an error of staging that says its filesystem ran out of space or
+// quota, which otherwise names a member alone: where the cache is on another filesystem,
+// that tells which of the two is full.
+func full(dir string, err error) error {
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		return &os.PathError{Op: "stage in", Path: dir, Err: err}
+	}
+	return err
 }
 
 // fileRecords yields the database records of members, in order (byName), each hardlink

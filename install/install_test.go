@@ -341,6 +341,28 @@ func TestFirstChangeCutShortStaging(t *testing.T) {
 	}
 }
 
+// TestStageFull stages a package into a root whose filesystem has less room than its data,
+// the cache's tar on another (so copied): the error names the root, whose filesystem is
+// the full one, as well as the member, and no staged tree is left.
+func TestStageFull(t *testing.T) {
+	dir := filepath.Join(testfs.Tmpfs(t, 1<<20), "root")
+	base := t.TempDir()
+	r := openRoot(t, dir)
+	defer r.Close()
+	big := []entry{{name: "share/", typ: tar.TypeDir, mode: 0o755}, {name: "share/big", typ: tar.TypeReg, mode: 0o644, data: strings.Repeat("x", 4<<20)}}
+	_, err := r.installFrom(alignedTar(t, base, big), repo.Package{Name: "big", Version: "1", SHA256: strings.Repeat("a", 64)})
+	var pe *fs.PathError
+	if !errors.Is(err, syscall.ENOSPC) || !errors.As(err, &pe) || pe.Path != dir {
+		t.Fatalf("install of 4 MiB into 1 MiB: %v, want ENOSPC in a *fs.PathError naming %s", err, dir)
+	}
+	if !strings.Contains(err.Error(), `member "share/big"`) {
+		t.Errorf("error %q names no member", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, ".pkg", "staging")); len(ents) != 0 {
+		t.Errorf("staging after the failure: %v", ents)
+	}
+}
+
 // TestDatabaseLost deletes the database of a root with a package installed: the root
 // exists (Exists), for verify --repair to record the package again, but Open and
 // OpenReadOnly refuse it as damaged (ErrLost), creating no empty database that would leave
