@@ -294,6 +294,7 @@ type Problem struct {
 	Package     string `json:"package"`
 	Version     string `json:"version"`
 	Path        string `json:"path"`                  // "" for a dependency, which Requirement names
+	InRoot      string `json:"in_root,omitempty"`     // a package's file: where the root has it (db.Record.InRoot)
 	Requirement string `json:"requirement,omitempty"` // a dependency nothing installed meets
 	Kind        string `json:"kind"`
 	What        string `json:"what,omitempty"`

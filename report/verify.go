@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -24,7 +25,29 @@ func VerifyOf(recs []db.Record, keys []string, ps []install.FileError) Verify {
 			pkgs, files = pkgs+1, files+p.Files
 		}
 	}
-	return newVerify(pkgs, files, ps)
+	v := newVerify(pkgs, files, ps)
+	for i, p := range ps {
+		v.Problems[i].InRoot = inRoot(recs, p)
+	}
+	return v
+}
+
+// inRoot returns where the root has the file of p, whose path is relative to its package
+// directory, from p's package among recs (db.Record.InRoot: npm's package/lib/x.js is at
+// lib/node_modules/.pnpm/NAME@VERSION/node_modules/NAME/lib/x.js, where the package
+// directory holds none); "" where p is of no such file: a command link, a path of the
+// prefix, the package directory or a placeholder in it, a dependency.
+func inRoot(recs []db.Record, p install.FileError) string {
+	if p.Path == "" || filepath.IsAbs(p.Path) || errors.Is(p.Err, install.ErrPlaceholder) || errors.Is(p.Err, install.ErrPackageDir) {
+		return ""
+	}
+	i := slices.IndexFunc(recs, func(r db.Record) bool {
+		return r.Name == p.Package && r.Version == p.Version && r.Kind == p.Kind
+	})
+	if i < 0 {
+		return ""
+	}
+	return recs[i].InRoot(p.Path)
 }
 
 // VerifyRefused is the Verify of a repair refused for err: nothing checked.
@@ -102,13 +125,14 @@ func whatWords(err error) string {
 	return strings.Join(words, ", ")
 }
 
-// String is p as pkg verify prints it: "app 1.0: modified bin/app (content)", "app 1.0:
-// missing lib>=1 (dependency)", "app 1.0: incomplete (...)".
+// String is p as pkg verify prints it, a package's file where the root has it: "app 1.0:
+// modified bin/app (content)", "app 1.0: missing lib>=1 (dependency)", "app 1.0:
+// incomplete (...)".
 func (p Problem) String() string {
 	if p.Path == "" && p.Requirement == "" {
 		return fmt.Sprintf("%s %s: %s (%s)", p.Package, p.Version, p.Kind, p.What)
 	}
-	s := fmt.Sprintf("%s %s: %s %s", p.Package, p.Version, p.Kind, cmp.Or(p.Path, p.Requirement))
+	s := fmt.Sprintf("%s %s: %s %s", p.Package, p.Version, p.Kind, cmp.Or(p.InRoot, p.Path, p.Requirement))
 	if p.What != "" {
 		s += " (" + p.What + ")"
 	}

@@ -9,6 +9,7 @@ import (
 
 	"pkg/db"
 	"pkg/install"
+	"pkg/repo"
 )
 
 func TestVerifyOf(t *testing.T) {
@@ -41,6 +42,33 @@ func TestVerifyOf(t *testing.T) {
 	}
 	if got, want := newVerify(1, 2, []install.FileError{dep}).Problems[0].String(), "a 1.0: missing lib>=1 (dependency)"; got != want {
 		t.Errorf("a's dependency missing: %q; want %q", got, want)
+	}
+}
+
+// TestVerifyInRoot checks that a problem of an npm package's file names it where the root
+// has it, under lib/node_modules/, not by its member path, whose directory the package
+// directory holds only a placeholder of; and a Debian package's as its path.
+func TestVerifyInRoot(t *testing.T) {
+	const into = "lib/node_modules/.pnpm/eslint@9.39.5/node_modules/eslint"
+	recs := []db.Record{{Name: "eslint", Version: "9.39.5", Kind: repo.KindNPM, Into: into, Files: 2}, {Name: "go", Version: "1.19", Kind: repo.KindDeb, Files: 1}}
+	ps := []install.FileError{
+		{Package: "eslint", Version: "9.39.5", Kind: repo.KindNPM, Path: "package/lib/linter.js", Err: fmt.Errorf("%w (%w)", install.ErrModified, install.ErrSize)},
+		{Package: "eslint", Version: "9.39.5", Kind: repo.KindNPM, Path: "/r/pkgs/eslint@9.39.5/package", Err: fmt.Errorf("%w (%w)", install.ErrModified, install.ErrPlaceholder)},
+		{Package: "go", Version: "1.19", Kind: repo.KindDeb, Path: "usr/bin/go", Err: install.ErrMissing},
+	}
+	v := VerifyOf(recs, nil, ps)
+	if got, want := v.Problems[0].InRoot, into+"/lib/linter.js"; got != want {
+		t.Errorf("in_root of eslint's file = %q, want %q", got, want)
+	}
+	var b strings.Builder
+	want := "eslint 9.39.5: modified " + into + "/lib/linter.js (size)\n" +
+		"eslint 9.39.5: modified /r/pkgs/eslint@9.39.5/package (placeholder of a folded directory)\n" +
+		"go 1.19: missing usr/bin/go\n"
+	if err := v.WriteText(&b); err != nil || b.String() != want {
+		t.Errorf("WriteText:\n%s(%v), want\n%s", b.String(), err, want)
+	}
+	if v.Problems[1].InRoot != "" || v.Problems[2].InRoot != "usr/bin/go" {
+		t.Errorf("in_root = %q, %q; want none for a placeholder, usr/bin/go", v.Problems[1].InRoot, v.Problems[2].InRoot)
 	}
 }
 

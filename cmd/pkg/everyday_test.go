@@ -282,7 +282,7 @@ func TestListFilesVerifyJSON(t *testing.T) {
 	}
 	out, _, code := e.pkg("verify", "--json", "tool")
 	v := decode[report.Verify](t, "verify --json", out, "pkg.verify/1")
-	want := []report.Problem{{Package: "tool", Version: "1.0", Path: "share/tool/version", Kind: "missing"}}
+	want := []report.Problem{{Package: "tool", Version: "1.0", Path: "share/tool/version", InRoot: "share/tool/version", Kind: "missing"}}
 	if code != 1 || v.Packages != 1 || !reflect.DeepEqual(v.Problems, want) {
 		t.Errorf("verify --json of a missing file: exit %d, %+v", code, v)
 	}

@@ -133,11 +133,12 @@ func TestNPMInstances(t *testing.T) {
 		t.Errorf("install dep: %q, want the newest version said installed", out)
 	}
 
-	// Verify names the instance changed, and needs NAME@VERSION to pick one.
+	// Verify names the instance changed, its file where the root has it, and needs
+	// NAME@VERSION to pick one.
 	if err := os.WriteFile(index(e.root, "2.0.0"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, _, code := e.pkg("verify"); code != 1 || !strings.Contains(out, "dep 2.0.0: modified dep-2.0.0/index.js") || strings.Contains(out, "dep 1.0.0") {
+	if out, _, code := e.pkg("verify"); code != 1 || !strings.Contains(out, "dep 2.0.0: modified lib/node_modules/.pnpm/dep@2.0.0/node_modules/dep/index.js (size)") || strings.Contains(out, "dep 1.0.0") {
 		t.Errorf("verify after a change to dep 2.0.0: exit %d, %q", code, out)
 	}
 	if _, stderr, code := e.pkg("verify", "dep"); code == 0 || !strings.Contains(stderr, "dep@1.0.0, dep@2.0.0") {
