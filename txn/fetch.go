@@ -87,8 +87,9 @@ func (f *Fetcher) waiting(p repo.Package, pids []int) {
 // of each as soon as that one is in the cache, and a context done once Fetch gives up;
 // ready runs on several goroutines at once. Packages of one archive are fetched once, the
 // largest archives first. At the first error of a fetch or of ready, Fetch cancels the
-// rest and returns that error, naming the packages of the archives it did not fetch
-// (namesCounted). Offline, it first fails naming every package missing from the cache
+// rest and returns that error, a fetch's naming the packages of the archives it did not
+// fetch (namesCounted); ready's as it is, since the others' fetches do not matter to what
+// failed. Offline, it first fails naming every package missing from the cache
 // (*NotCachedError).
 func (f *Fetcher) Fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx context.Context, i int, tar string) error) error {
 	if f.Offline {
@@ -116,8 +117,15 @@ func (f *Fetcher) fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 		if a.err != nil || ready == nil {
 			return a.err
 		}
-		return ready(ctx, i, a.tar)
+		if err := ready(ctx, i, a.tar); err != nil {
+			return readyError{err}
+		}
+		return nil
 	})
+	var re readyError
+	if errors.As(err, &re) { // staging failed: what was not fetched has no part in it
+		return re.err
+	}
 	if err == nil || ctx.Err() != nil { // the caller's cancellation stopped them all
 		return err
 	}
@@ -132,6 +140,13 @@ func (f *Fetcher) fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 	}
 	return fmt.Errorf("%w; %s not fetched either", err, namesCounted(unfetched))
 }
+
+// readyError carries the error of Fetch's ready through the fetches, telling it from a
+// fetch's.
+type readyError struct{ err error }
+
+func (e readyError) Error() string { return e.err.Error() }
+func (e readyError) Unwrap() error { return e.err }
 
 // maxUnfetchedNamed bounds the packages a fetch's failure names of those it did not
 // fetch: past it, it counts them.

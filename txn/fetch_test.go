@@ -112,3 +112,25 @@ func TestFetchNamesUnfetched(t *testing.T) {
 		t.Errorf("error %q, want it ending %q", err, want)
 	}
 }
+
+// TestFetchReadyFails: where ready (staging) fails, Fetch returns its error as it is, naming
+// no package as not fetched: those are in the cache or not, and the change failed for
+// another reason.
+func TestFetchReadyFails(t *testing.T) {
+	w := newWorld(t)
+	var pkgs []repo.Package
+	for i, size := range []int{100, 5000, 3000, 20000, 1500} {
+		pkgs = append(pkgs, addSized(t, w.repo, fmt.Sprintf("p%d", i), size))
+	}
+	f := &txn.Fetcher{Source: w.index("").Source, Jobs: 1, Cache: w.cache}
+	full := errors.New("no space left for p3")
+	err := f.Fetch(context.Background(), pkgs, func(_ context.Context, i int, _ string) error {
+		if pkgs[i].Name == "p3" { // the largest, the first ready
+			return full
+		}
+		return nil
+	})
+	if err != full {
+		t.Fatalf("fetch whose ready failed for p3: %v; want ready's error as it is", err)
+	}
+}
