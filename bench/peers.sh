@@ -27,7 +27,8 @@
 #
 # Everything after the downloads runs in a network namespace of its own (unshare -n, loopback
 # up): offline is real. Each timed window is the command and a sync -f of the test filesystem;
-# rounds alternate the tools (the order turns each round); medians. Outside the windows, once
+# rounds alternate the tools (the order turns each round); medians; with each window, what it
+# wrote to the loop device and the cache flushes it sent (/sys/block/DEV/stat). Outside the windows, once
 # per tool and filesystem: disk used and inodes (the median of the warm rounds' df growth, synced and settled), FIEMAP of the
 # installed files (bytes in extents marked shared; files with other hard links), and the
 # installed name@version set against the lock's (every package.json right under a
@@ -147,15 +148,26 @@ failed() { [ -s "$res/$1.$2.$3.why" ]; }
 # timed FS PHASE TOOL ROUND CMD...: CMD and a sync of the test filesystem, in one window;
 # appends "FS PHASE TOOL ROUND SECONDS" to times.txt.
 timed() {
-	local fs=$1 phase=$2 tool=$3 round=$4 t0 t1
+	local fs=$1 phase=$2 tool=$3 round=$4 t0 t1 w0 w1
 	shift 4
+	w0=$(devstat)
 	t0=$EPOCHREALTIME
 	if "$@" >>"$res/$fs.$phase.$tool.log" 2>&1 && sync -f "$d"; then
 		t1=$EPOCHREALTIME
+		w1=$(devstat)
 		echo "$fs $phase $tool $round $(python3 -c "print(f'{$t1 - $t0:.4f}')")" >>"$res/times.txt"
+		echo "$fs $phase $tool $round $w0 $w1" >>"$res/writes.txt"
 	else
 		fail "$fs" "$phase" "$tool" "exit $? ($(tail -c 300 "$res/$fs.$phase.$tool.log" | tr '\n' ' '))"
 	fi
+}
+# devstat: the sectors written to the test filesystem's device and the cache flushes it
+# completed so far (/sys/block/DEV/stat), which a window's two readings turn into what the
+# window wrote and flushed.
+devstat() {
+	local dev
+	dev=$(basename "$(findmnt -no SOURCE "$d")")
+	awk '{ print $7, $16 }' "/sys/block/$dev/stat"
 }
 # used: the filesystem's used KiB and inodes, synced and settled. XFS frees a removed tree's
 # inodes and blocks in the background (inodegc) after rm and sync have returned: a reading

@@ -292,6 +292,14 @@ def table(results):
                 r = [pkg[k] / bun[k] for k in both]
                 print(f"{fs} {phase}, pkg against bun copyfile: {statistics.median(pkg.values()) / statistics.median(bun.values()):.2f}x "
                       f"the medians; the rounds' ratios median {statistics.median(r):.2f}x, {min(r):.2f}-{max(r):.2f}x ({len(r)} rounds)")
+        # What each window wrote to the device and the cache flushes it sent (medians).
+        w = writes(results, fs)
+        for phase in ("warm", "cold"):
+            got = [(t, *w[(phase, t)]) for t in labels["npm"] if (phase, t) in w]
+            if got:
+                print(f"{fs} {phase}, written to the device by each window (the install and its sync -f; medians, "
+                      "bunc and bunh: bun copyfile and hardlink, pkgdir: pkg from a directory): " +
+                      ", ".join(f"{t} {mib:.1f} MiB in {fl:.0f} cache flushes" for t, mib, fl in got))
         # Disk, against bun copyfile: the ratio of the medians of the rounds' growth.
         grown = {t: grown_medians(os.path.join(results, f"{fs}.warm.{t}.dfs")) for t in ("pkg", "bunc")}
         if grown["pkg"] and grown["bunc"] and grown["bunc"][0] > 0:
@@ -307,6 +315,18 @@ def table(results):
                 print(f"| {name} | {t} | {note(fs, 'deb', tool, 'df') or '-'} |")
     if "small" in labels["parts"]:
         small(results, labels["fs"])
+
+
+def writes(results, fs):
+    """{(phase, tool): (MiB, flushes)} of the npm windows on fs: the medians of writes.txt's
+    lines "FS PHASE TOOL ROUND SECTORS0 FLUSHES0 SECTORS1 FLUSHES1"."""
+    path = os.path.join(results, "writes.txt")
+    got = collections.defaultdict(list)
+    for line in open(path) if os.path.exists(path) else []:
+        f, phase, tool, _, s0, f0, s1, f1 = line.split()
+        if f == fs and phase in ("warm", "cold"):
+            got[(phase, tool)].append(((int(s1) - int(s0)) * 512 / 1048576, int(f1) - int(f0)))
+    return {k: (statistics.median(m for m, _ in v), statistics.median(x for _, x in v)) for k, v in got.items()}
 
 
 def grown_medians(path):
