@@ -110,6 +110,10 @@ func (f *Fetcher) fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 		}
 	}
 	order := largestFirst(pkgs)
+	var (
+		mu        sync.Mutex
+		readyErrs []error // what ready returned, to tell from a fetch's error
+	)
 	err := parallel.Each(ctx, len(order), f.Jobs, func(ctx context.Context, k int) error {
 		i := order[k]
 		a := fetches[pkgs[i].SHA256]
@@ -117,17 +121,19 @@ func (f *Fetcher) fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 		if a.err != nil || ready == nil {
 			return a.err
 		}
-		if err := ready(ctx, i, a.tar); err != nil {
-			return readyError{err}
+		err := ready(ctx, i, a.tar)
+		if err != nil {
+			mu.Lock()
+			readyErrs = append(readyErrs, err)
+			mu.Unlock()
 		}
-		return nil
+		return err
 	})
-	var re readyError
-	if errors.As(err, &re) { // staging failed: what was not fetched has no part in it
-		return re.err
-	}
 	if err == nil || ctx.Err() != nil { // the caller's cancellation stopped them all
 		return err
+	}
+	if slices.ContainsFunc(readyErrs, func(r error) bool { return errors.Is(err, r) }) {
+		return err // staging failed: what was not fetched has no part in it
 	}
 	var unfetched []repo.Package // one package an archive, the largest first
 	for _, i := range order {
@@ -140,13 +146,6 @@ func (f *Fetcher) fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 	}
 	return fmt.Errorf("%w; %s not fetched either", err, namesCounted(unfetched))
 }
-
-// readyError carries the error of Fetch's ready through the fetches, telling it from a
-// fetch's.
-type readyError struct{ err error }
-
-func (e readyError) Error() string { return e.err.Error() }
-func (e readyError) Unwrap() error { return e.err }
 
 // maxUnfetchedNamed bounds the packages a fetch's failure names of those it did not
 // fetch: past it, it counts them.
