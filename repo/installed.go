@@ -32,6 +32,9 @@ type Outdated struct {
 	// unknown: Package.Bare) and the index offers that version, whose entry an upgrade
 	// records in its place.
 	Bare bool
+	// Beside is, of an npm instance that stays at Installed by the ranges that lead to it
+	// (not Held), the newest version of its name installed beside it, where one is newer.
+	Beside string
 }
 
 // Outdated returns the installed packages for which ix has a newer version than
@@ -42,7 +45,8 @@ type Outdated struct {
 //
 // An npm instance is outdated where the index has a newer version of its name; its
 // Allowed is the newest version its hold allows, or without one, that every installed
-// instance leading to it (Edges) allows.
+// instance leading to it (Edges) allows; its Beside, where that keeps it, the newer version
+// of its name installed.
 func (ix *Index) Outdated(installed []Package, holds []Hold) []Outdated {
 	npm, installed := splitInstances(installed)
 	out := ix.outdated(installed, holds)
@@ -123,9 +127,27 @@ func (ix *Index) outdatedNPM(npm []Package, holds []Hold) []Outdated {
 				break
 			}
 		}
+		if o.Allowed == o.Installed && o.Held == "" {
+			o.Beside = newerBeside(npm, p)
+		}
 		out = append(out, o)
 	}
 	return out
+}
+
+// newerBeside returns the newest version of p's name among the npm instances npm where it
+// is newer than p's, else "".
+func newerBeside(npm []Package, p Package) string {
+	newest := p
+	for _, q := range npm {
+		if q.Name == p.Name && compareKind(q, newest) > 0 {
+			newest = q
+		}
+	}
+	if newest.Version == p.Version {
+		return ""
+	}
+	return newest.Version
 }
 
 // Why returns why key, one of installed (by Key: an npm instance's is NAME@VERSION, any

@@ -344,6 +344,33 @@ func TestNPMOutdated(t *testing.T) {
 	}
 }
 
+// TestNPMOutdatedBeside: an instance its dependents' ranges keep where it is names the
+// newer version of its name installed beside it; one that may move, the newest installed
+// and a held one name none.
+func TestNPMOutdatedBeside(t *testing.T) {
+	old := npmTestIndex(t, "dep 1.0.0", "dep 2.0.0", "dep 3.0.0", "a 1.0.0 dep@~1.0.0", "b 1.0.0 dep@^2", "c 1.0.0 dep@^3")
+	installed, err := old.Resolve(parseReqs(t, "a", "b", "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := npmTestIndex(t, "dep 1.0.0", "dep 2.0.0", "dep 2.1.0", "dep 3.0.0", "dep 4.0.0", "a 1.0.0 dep@~1.0.0", "b 1.0.0 dep@^2", "c 1.0.0 dep@^3")
+	format := func(out []Outdated) (got []string) {
+		for _, o := range out {
+			got = append(got, o.Name+" "+o.Installed+" "+o.Allowed+" beside:"+o.Beside)
+		}
+		return got
+	}
+	want := []string{"dep 1.0.0 1.0.0 beside:3.0.0", "dep 2.0.0 2.1.0 beside:", "dep 3.0.0 3.0.0 beside:"}
+	if got := format(ix.Outdated(installed, nil)); !slices.Equal(got, want) {
+		t.Errorf("Outdated = %q, want %q", got, want)
+	}
+	hold := Hold{Key: "dep@1.0.0", Requirement: parseReqs(t, "dep@npm:1.0.0")[0]}
+	want[0] = "dep 1.0.0 1.0.0 beside:"
+	if got := format(ix.Outdated(installed, []Hold{hold})); !slices.Equal(got, want) {
+		t.Errorf("Outdated with dep 1.0.0 held = %q, want %q", got, want)
+	}
+}
+
 // TestNPMOutdatedHeldLedTo: a held instance that another's range leads to is allowed what
 // its hold allows, and said held, as an upgrade keeps it there (TestNPMUpgradeHeldLedTo).
 func TestNPMOutdatedHeldLedTo(t *testing.T) {

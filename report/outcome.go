@@ -70,6 +70,16 @@ func HeldText(h txn.Held) string {
 	return fmt.Sprintf("kept %s at %s: %s", h.Name, h.Version, heldWhy(h))
 }
 
+// BesideText says that n npm packages (txn.Held.Beside, repo.Outdated.Beside) stay at
+// the versions their dependents' ranges allow, newer versions of their names installed
+// beside them.
+func BesideText(n int) string {
+	if n == 1 {
+		return "1 npm package stays at the version its dependents' ranges allow, a newer version of its name installed beside it for other packages"
+	}
+	return fmt.Sprintf("%d npm packages stay at the versions their dependents' ranges allow, newer versions of their names installed beside them for other packages", n)
+}
+
 // heldWhy says what keeps h: the local archive file it was installed from, the repository
 // it was asked from, else what the resolver says.
 func heldWhy(h txn.Held) string {

@@ -111,6 +111,17 @@ func TestHeldText(t *testing.T) {
 	}
 }
 
+func TestBesideText(t *testing.T) {
+	for n, want := range map[int]string{
+		1: "1 npm package stays at the version its dependents' ranges allow, a newer version of its name installed beside it for other packages",
+		8: "8 npm packages stay at the versions their dependents' ranges allow, newer versions of their names installed beside them for other packages",
+	} {
+		if got := BesideText(n); got != want {
+			t.Errorf("BesideText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
 func TestTrustText(t *testing.T) {
 	k, err := trust.GenerateKey()
 	if err != nil {

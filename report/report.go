@@ -25,7 +25,7 @@ const (
 	InfoSchema     = "pkg.info/1"
 	SearchSchema   = "pkg.search/1"
 	FilesSchema    = "pkg.files/1"
-	OutdatedSchema = "pkg.outdated/1"
+	OutdatedSchema = "pkg.outdated/2"
 	WhySchema      = "pkg.why/1"
 	VerifySchema   = "pkg.verify/1"
 	ReposSchema    = "pkg.repos/1"
@@ -193,6 +193,9 @@ func NewFiles(p *db.Record, files []db.File) Files {
 type Outdated struct {
 	Schema   string          `json:"schema"`
 	Packages []OutdatedEntry `json:"packages"`
+	// Omitted counts the npm instances with a Beside left out of Packages: not asked for,
+	// kept by their dependents' ranges, a newer version of their name installed beside them.
+	Omitted int `json:"omitted"`
 }
 
 // OutdatedEntry is one package of Outdated (repo.Outdated).
@@ -212,12 +215,20 @@ type OutdatedEntry struct {
 	// Bare: the package was recorded without its entry (a repair's), which an upgrade
 	// records from the repository's
 	Bare bool `json:"incomplete,omitempty"`
+	// Beside: the newer version of its npm name installed beside it, where the ranges of
+	// the packages depending on it keep it and it was not asked for
+	Beside string `json:"beside,omitempty"`
 }
 
-// NewOutdated is the Outdated of found (repo.Index.Outdated).
-func NewOutdated(found []repo.Outdated) Outdated {
+// NewOutdated is the Outdated of found (repo.Index.Outdated): with all, every package of
+// it; else those without a Beside, the others counted in Omitted.
+func NewOutdated(found []repo.Outdated, all bool) Outdated {
 	out := Outdated{Schema: OutdatedSchema, Packages: make([]OutdatedEntry, 0, len(found))}
 	for _, o := range found {
+		if o.Beside != "" && !all {
+			out.Omitted++
+			continue
+		}
 		out.Packages = append(out.Packages, OutdatedEntry(o))
 	}
 	return out

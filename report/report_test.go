@@ -26,6 +26,8 @@ var at = time.Date(2026, 12, 2, 10, 0, 0, 0, time.FixedZone("x", 3600))
 func TestJSON(t *testing.T) {
 	p := &db.Record{Name: "app", Version: "1.0", SHA256: "ab", Depends: testrepo.Requires("lib>=1,<2"), Bin: testrepo.Commands("bin/app"),
 		Installed: at, Files: 2, Size: 10}
+	beside := []repo.Outdated{{Name: "debug", Kind: repo.KindNPM, Installed: "3.2.7", Allowed: "3.2.7", Newest: "4.4.3", Beside: "4.4.3"},
+		{Name: "ms", Kind: repo.KindNPM, Installed: "2.0.0", Allowed: "2.1.3", Newest: "2.1.3"}}
 	tests := []struct {
 		doc  string
 		v    any
@@ -47,9 +49,15 @@ func TestJSON(t *testing.T) {
 		{"files", NewFiles(p, []db.File{{Path: "bin", Type: '5', Mode: fs.ModeDir | 0o755}, {Path: "bin/app", Type: '0', Mode: 0o755, Size: 10, SHA256: [32]byte{1}},
 			{Path: "bin/a", Type: '2', Mode: fs.ModeSymlink | 0o777, SHA256: [32]byte{2}}, {Path: "bin/h", Type: '1', Mode: 0o644, SHA256: [32]byte{1}}}),
 			`{"schema":"pkg.files/1","name":"app","version":"1.0","files":[{"path":"bin","in_root":"bin","type":"dir","mode":"0755"},{"path":"bin/app","in_root":"bin/app","type":"file","mode":"0755","size":10,"sha256":"0100000000000000000000000000000000000000000000000000000000000000"},{"path":"bin/a","in_root":"bin/a","type":"symlink","mode":"0777","sha256":"0200000000000000000000000000000000000000000000000000000000000000"},{"path":"bin/h","in_root":"bin/h","type":"hardlink","mode":"0644","sha256":"0100000000000000000000000000000000000000000000000000000000000000"}]}`},
-		{"outdated", NewOutdated([]repo.Outdated{{Name: "lib", Installed: "1", Allowed: "1.5", Newest: "2"}, {Name: "x", Installed: "1", Allowed: "1", Newest: "2", Held: "x=1"}}),
-			`{"schema":"pkg.outdated/1","packages":[{"name":"lib","installed":"1","allowed":"1.5","newest":"2"},{"name":"x","installed":"1","allowed":"1","newest":"2","held_by":"x=1"}]}`},
-		{"outdated", NewOutdated(nil), `{"schema":"pkg.outdated/1","packages":[]}`},
+		{"outdated", NewOutdated([]repo.Outdated{{Name: "lib", Installed: "1", Allowed: "1.5", Newest: "2"}, {Name: "x", Installed: "1", Allowed: "1", Newest: "2", Held: "x=1"}}, false),
+			`{"schema":"pkg.outdated/2","packages":[{"name":"lib","installed":"1","allowed":"1.5","newest":"2"},{"name":"x","installed":"1","allowed":"1","newest":"2","held_by":"x=1"}],"omitted":0}`},
+		{"outdated", NewOutdated(nil, false), `{"schema":"pkg.outdated/2","packages":[],"omitted":0}`},
+		// An npm instance its dependents keep beside a newer one of its name is counted
+		// alone, but with all.
+		{"outdated", NewOutdated(beside, false),
+			`{"schema":"pkg.outdated/2","packages":[{"name":"ms","kind":"npm","installed":"2.0.0","allowed":"2.1.3","newest":"2.1.3"}],"omitted":1}`},
+		{"outdated", NewOutdated(beside, true),
+			`{"schema":"pkg.outdated/2","packages":[{"name":"debug","kind":"npm","installed":"3.2.7","allowed":"3.2.7","newest":"4.4.3","beside":"4.4.3"},{"name":"ms","kind":"npm","installed":"2.0.0","allowed":"2.1.3","newest":"2.1.3"}],"omitted":0}`},
 		{"why", NewWhy(p, "", []string{"top"}, [][]string{{"top", "app"}}),
 			`{"schema":"pkg.why/1","name":"app","version":"1.0","needed_by":["top"],"chains":[["top","app"]]}`},
 		{"why", NewWhy(p, "app", nil, nil), `{"schema":"pkg.why/1","name":"app","version":"1.0","requested":"app","needed_by":[],"chains":[]}`},

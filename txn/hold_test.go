@@ -93,10 +93,57 @@ func TestNPMHold(t *testing.T) {
 	}
 }
 
+// besideRoot is a repository offering dep 1.0.0 and 2.0.0, a 1.0.0 depending on
+// dep@~1.0.0 and b 1.0.0 on dep@^2.0.0, and the cases of a root holding them: dep 1.0.0,
+// not asked for, kept by a's range beside dep 2.0.0 for b; dep 1.0.0 asked for; and a
+// root without b, nothing beside dep 1.0.0. Each says the version beside dep 1.0.0.
+func besideRoot(t *testing.T) (*txn.Catalog, []besideCase) {
+	w := newWorld(t)
+	dep1, dep2 := addNPMPackage(t, w.repo, "dep", "1.0.0"), addNPMPackage(t, w.repo, "dep", "2.0.0")
+	a, b := addNPMPackage(t, w.repo, "a", "1.0.0", "dep@npm:~1.0.0"), addNPMPackage(t, w.repo, "b", "1.0.0", "dep@npm:^2.0.0")
+	asked := map[string]repo.Requirement{a.Key(): {Name: "a"}, b.Key(): {Name: "b"}}
+	askedDep := maps.Clone(asked)
+	askedDep[dep1.Key()] = repo.Requirement{Name: "dep"}
+	all := []db.Record{record(a), record(b), record(dep1), record(dep2)}
+	return w.index(t.TempDir()), []besideCase{
+		{"beside 2.0.0", all, asked, "2.0.0"},
+		{"asked for", all, askedDep, ""},
+		{"alone", []db.Record{record(a), record(dep1)}, map[string]repo.Requirement{a.Key(): {Name: "a"}}, ""},
+	}
+}
+
+type besideCase struct {
+	name      string
+	before    []db.Record
+	requested map[string]repo.Requirement
+	beside    string
+}
+
+// TestOutdatedBeside: outdated says of an npm instance not asked for, where its
+// dependents' ranges keep it, the newer instance of its name installed beside it
+// (repo.Outdated.Beside); of one asked for, or with no newer instance installed, none.
+func TestOutdatedBeside(t *testing.T) {
+	ix, cases := besideRoot(t)
+	for _, tt := range cases {
+		out, err := ix.OutdatedOf(tt.before, tt.requested)
+		if err != nil || len(out) != 1 || out[0].Installed != "1.0.0" || out[0].Beside != tt.beside {
+			t.Errorf("%s: OutdatedOf = %+v, %v; want dep 1.0.0 beside %q", tt.name, out, err, tt.beside)
+		}
+	}
+}
+
 // addNPMPackage adds to the repository in dir the npm package name at version, a tarball
-// holding package/package.json.
-func addNPMPackage(t *testing.T, dir, name, version string) repo.Package {
+// holding package/package.json, depending on depends (NAME@npm:RANGE).
+func addNPMPackage(t *testing.T, dir, name, version string, depends ...string) repo.Package {
 	t.Helper()
+	var reqs []repo.Requirement
+	for _, d := range depends {
+		r, err := repo.ParseRequirement(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, r)
+	}
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
 	data := []byte(`{"name":"` + name + `","version":"` + version + `"}`)
@@ -113,7 +160,7 @@ func addNPMPackage(t *testing.T, dir, name, version string) repo.Package {
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := repo.Add(t.Context(), dir, file, repo.Package{Name: name, Version: version, Kind: repo.KindNPM}, false, nil)
+	res, err := repo.Add(t.Context(), dir, file, repo.Package{Name: name, Version: version, Kind: repo.KindNPM, Depends: reqs}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func (ix *Catalog) newestElsewhere(name, v string) (string, bool) {
 // OutdatedOf is repo.Index.Outdated of the packages recs in the index an upgrade resolves
 // in, each pinned name taken from its repository (db.Requested), with the holds of
 // db.Holds; then the packages from local archive files a repository has newer versions of
-// (localNewer); sorted by name. A pinned package is listed, HeldTo its repository, where
+// (localNewer); sorted by name. An npm instance asked for has no Beside. A pinned package is listed, HeldTo its repository, where
 // the repositories without its pin have a newer version, or where its repository is not
 // in use or no longer offers it (Unused), which keeps it as installed.
 func (ix *Catalog) OutdatedOf(recs []db.Record, requested map[string]repo.Requirement) ([]repo.Outdated, error) {
@@ -94,6 +94,11 @@ func (ix *Catalog) OutdatedOf(recs []db.Record, requested map[string]repo.Requir
 		return nil, err
 	}
 	out := in.Outdated(db.Packages(recs), keepGone(db.Holds(recs, requested, nil, nil), gone))
+	for i, o := range out {
+		if _, asked := requested[repo.InstanceKey(o.Kind, o.Name, o.Installed)]; asked {
+			out[i].Beside = "" // what was asked for is the user's to move, beside others or not
+		}
+	}
 	for _, q := range requested {
 		if q.Repo == "" {
 			continue

@@ -57,7 +57,7 @@ func TestOutdated(t *testing.T) {
 		t.Errorf("outdated:\n%s\nwant\n%s", out, want)
 	}
 	out, _ = e.ok("outdated", "--json")
-	got := decode[report.Outdated](t, "outdated --json", out, "pkg.outdated/1")
+	got := decode[report.Outdated](t, "outdated --json", out, report.OutdatedSchema)
 	wantJSON := []report.OutdatedEntry{{Name: "lib", Installed: "1.0", Allowed: "1.5", Newest: "2.0"}, {Name: "tool", Installed: "1.0", Allowed: "1.0", Newest: "1.10", Held: "tool@1.0"}}
 	if !reflect.DeepEqual(got.Packages, wantJSON) {
 		t.Errorf("outdated --json = %+v, want %+v", got.Packages, wantJSON)

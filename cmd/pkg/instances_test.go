@@ -1090,3 +1090,39 @@ func TestInfoDirectoryInRoot(t *testing.T) {
 		t.Errorf("info ms's directory lacks its index.js: %v", err)
 	}
 }
+
+// besideNote begins the note on npm packages that stay beside newer ones of their names,
+// and besideAll ends it.
+const (
+	besideNote = "pkg: note: 1 npm package stays at the version its dependents' ranges allow, a newer version of its name installed beside it for other packages ("
+	besideAll  = "outdated --all' lists them)\n"
+)
+
+// TestOutdatedBesideQuiet: an npm instance not asked for that its dependents' ranges keep
+// where it is, a newer one of its name installed beside it for others, is nothing to act
+// on: outdated counts such instances in a note, and lists them with --all; an instance
+// kept with no newer one of its name installed is listed.
+func TestOutdatedBesideQuiet(t *testing.T) {
+	base := t.TempDir()
+	addTwoDeps(t, base)
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "a", "b")
+	if out, stderr := e.ok("outdated"); out != "" || !strings.HasPrefix(stderr, besideNote) || !strings.HasSuffix(stderr, besideAll) {
+		t.Errorf("outdated: %q, %q; want no table and the note", out, stderr)
+	}
+	if out, _ := e.ok("outdated", "--all"); !strings.Contains(out, "dep   1.0.0      1.0.0    2.0.0") {
+		t.Errorf("outdated --all: %q, want dep 1.0.0 listed", out)
+	}
+	out, _ := e.ok("outdated", "--json")
+	if o := decode[report.Outdated](t, "outdated --json", out, report.OutdatedSchema); len(o.Packages) != 0 || o.Omitted != 1 {
+		t.Errorf("outdated --json: %+v, want none listed, 1 omitted", o)
+	}
+	out, _ = e.ok("outdated", "--all", "--json")
+	if o := decode[report.Outdated](t, "outdated --all --json", out, report.OutdatedSchema); len(o.Packages) != 1 || o.Packages[0].Beside != "2.0.0" || o.Omitted != 0 {
+		t.Errorf("outdated --all --json: %+v, want dep 1.0.0 beside 2.0.0", o)
+	}
+	addNPM(t, base, "dep", "3.0.0")
+	if out, _ := e.ok("outdated"); !strings.Contains(out, "dep   2.0.0      2.0.0    3.0.0") || strings.Contains(out, "1.0.0") {
+		t.Errorf("outdated with dep 3.0.0 offered: %q, want dep 2.0.0 alone", out)
+	}
+}

@@ -106,7 +106,7 @@ func TestInstallLocalArchive(t *testing.T) {
 		!strings.HasSuffix(out, "tool is installed from the local archive file "+tgz+": upgrade leaves it\n") {
 		t.Errorf("outdated: %q", out)
 	}
-	if got := decode[report.Outdated](t, "outdated --json", mustOut(e.ok("outdated", "--json")), "pkg.outdated/1"); len(got.Packages) != 1 || got.Packages[0].Origin != tgz || got.Packages[0].Newest != "2.0" {
+	if got := decode[report.Outdated](t, "outdated --json", mustOut(e.ok("outdated", "--json")), report.OutdatedSchema); len(got.Packages) != 1 || got.Packages[0].Origin != tgz || got.Packages[0].Newest != "2.0" {
 		t.Errorf("outdated --json: %+v", got)
 	}
 	if _, errOut, code := e.pkg("install", "tool=2.0"); code != 1 || !strings.Contains(errOut, "(local archive file "+tgz+"; repository file://"+dir+"/)") {

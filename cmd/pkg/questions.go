@@ -77,21 +77,32 @@ func whyCommand() *cli.Command {
 
 func outdatedCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "outdated",
-		Usage:  "list installed packages the repository has newer versions (or another archive) of: installed, newest allowed, newest",
-		Flags:  []cli.Flag{jsonFlag("outdated")},
+		Name:  "outdated",
+		Usage: "list installed packages the repository has newer versions (or another archive) of: installed, newest allowed, newest",
+		Flags: []cli.Flag{jsonFlag("outdated"),
+			&cli.BoolFlag{Name: "all", Usage: "also list the npm packages not asked for that stay at what their dependents' ranges allow, a newer version of theirs installed beside them"}},
 		Before: takes(0, 0, ""),
 		Action: func(c *cli.Context) error {
 			n, found, err := sess(c).Outdated(c.Context)
 			if err != nil {
 				return err
 			}
-			out := report.NewOutdated(found)
-			if len(out.Packages) == 0 && !c.Bool("json") {
+			out := report.NewOutdated(found, c.Bool("all"))
+			switch {
+			case c.Bool("json"):
+				return show(c, out, nil)
+			case len(out.Packages) == 0 && out.Omitted == 0:
 				say(c, "%s up to date", units.Count(n, "package"))
 				return nil
+			case len(out.Packages) > 0:
+				if err := out.WriteText(c.App.Writer); err != nil {
+					return err
+				}
 			}
-			return show(c, out, out.WriteText)
+			if out.Omitted > 0 {
+				note(c, "%s%s", report.BesideText(out.Omitted), cmdlineOf(c).carry(" ('pkg outdated --all' lists them)", false))
+			}
+			return nil
 		},
 	}
 }

@@ -646,7 +646,7 @@ func TestRepairWithoutRepoUpgrade(t *testing.T) {
 			t.Errorf("outdated with stub recorded incomplete:\n%s", out)
 		}
 		js, _ := e.ok("outdated", "--json")
-		got := decode[report.Outdated](t, "outdated --json", js, "pkg.outdated/1")
+		got := decode[report.Outdated](t, "outdated --json", js, report.OutdatedSchema)
 		want := []report.OutdatedEntry{{Name: "stub", Installed: "1.0", Allowed: "1.0", Newest: "1.0", Bare: true}}
 		if !slices.Equal(got.Packages, want) {
 			t.Errorf("outdated --json with stub recorded incomplete = %+v, want %+v", got.Packages, want)
@@ -656,7 +656,7 @@ func TestRepairWithoutRepoUpgrade(t *testing.T) {
 			t.Errorf("verify after pkg upgrade %v of stub recorded incomplete: exit %d\n%s%s", names, code, out, stderr)
 		}
 		js, _ = e.ok("outdated", "--json")
-		if got := decode[report.Outdated](t, "outdated --json", js, "pkg.outdated/1"); len(got.Packages) != 0 {
+		if got := decode[report.Outdated](t, "outdated --json", js, report.OutdatedSchema); len(got.Packages) != 0 {
 			t.Errorf("outdated --json after pkg upgrade %v of stub recorded incomplete = %+v, want none", names, got.Packages)
 		}
 	}
