@@ -168,7 +168,7 @@ func (y Why) WriteText(w io.Writer, tip string) error {
 }
 
 // WritePlan prints a line per change of plan, the plan of command (install, sync...), the
-// packages it keeps, and a total.
+// packages it keeps (those with a Beside counted in one line), and a total.
 func WritePlan(w io.Writer, plan *txn.Plan, command string) error {
 	for _, ch := range plan.Changes {
 		what := string(ch.Action) + " " + ch.Name + " " + ch.Version
@@ -200,8 +200,16 @@ func WritePlan(w io.Writer, plan *txn.Plan, command string) error {
 			fmt.Fprintf(w, "%s %s is already installed\n", k.Name, k.Version)
 		}
 	}
+	beside := 0
 	for _, h := range plan.Held {
+		if h.Beside != "" {
+			beside++
+			continue
+		}
 		fmt.Fprintf(w, "keep %s at %s: %s\n", h.Name, h.Version, heldWhy(h))
+	}
+	if beside > 0 {
+		fmt.Fprintln(w, BesideText(beside))
 	}
 	for _, k := range plan.Kept {
 		fmt.Fprintf(w, "keep %s %s: %s\n", k.Name, k.Version, k.Why)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"pkg/repo"
 	"pkg/txn"
 )
 
@@ -58,6 +59,15 @@ func TestWriteText(t *testing.T) {
 		{"plan keeping a local archive's package", func(b io.Writer) error {
 			return WritePlan(b, &txn.Plan{Held: []txn.Held{{Name: "tool", From: "1.0", Version: "1.0", Newest: "2.0", Origin: "/home/me/tool-1.0.tar.gz"}}}, "upgrade")
 		}, "keep tool at 1.0: installed from the local archive file /home/me/tool-1.0.tar.gz (newest 2.0)\n" +
+			"dry run: 0 changes, 0 B to download, 0 B more disk space; nothing was changed\n"},
+		{"plan keeping npm packages beside newer ones", func(b io.Writer) error {
+			return WritePlan(b, &txn.Plan{Held: []txn.Held{
+				{Name: "debug", From: "3.2.7", Version: "3.2.7", Newest: "4.4.3", Beside: "4.4.3"},
+				{Name: "ms", From: "2.0.0", Version: "2.0.0", Newest: "2.1.3", Detail: repo.Held{Package: repo.Package{Name: "ms", Version: "2.0.0"}, Newest: "2.1.3",
+					LedBy: []repo.Dependent{{Requirement: repo.Requirement{Name: "ms", Constraints: []repo.Constraint{{Op: "=", Version: "2.0.0"}}}, By: "debug 2.6.9"}}}},
+				{Name: "semver", From: "6.3.2", Version: "6.3.2", Newest: "7.8.6", Beside: "7.8.6"}}}, "upgrade")
+		}, "keep ms at 2.0.0: debug 2.6.9 depends on ms=2.0.0 (newest 2.1.3)\n" +
+			"2 npm packages stay at the versions their dependents' ranges allow, newer versions of their names installed beside them for other packages\n" +
 			"dry run: 0 changes, 0 B to download, 0 B more disk space; nothing was changed\n"},
 	} {
 		var b strings.Builder

@@ -166,3 +166,25 @@ func addNPMPackage(t *testing.T, dir, name, version string, depends ...string) r
 	}
 	return res.Package
 }
+
+// TestUpgradeBeside: an upgrade keeping an npm instance not asked for where its dependents'
+// ranges hold it says the newer instance of its name it leaves beside it (Held.Beside); of
+// one asked for or named, or with no newer instance installed, it says none.
+func TestUpgradeBeside(t *testing.T) {
+	ix, cases := besideRoot(t)
+	named := cases[0]
+	named.name, named.beside = "named", ""
+	for _, tt := range append(cases, named) {
+		var names []repo.Requirement
+		if tt.name == "named" {
+			names = []repo.Requirement{{Name: "dep"}}
+		}
+		p, err := upgrade(ix, tt.before, names, tt.requested)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if len(p.Changes) > 0 || len(p.Held) != 1 || p.Held[0].Name != "dep" || p.Held[0].Version != "1.0.0" || p.Held[0].Beside != tt.beside {
+			t.Errorf("%s: changes %+v, held %+v; want dep kept at 1.0.0, beside %q", tt.name, p.Changes, p.Held, tt.beside)
+		}
+	}
+}

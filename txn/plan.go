@@ -92,6 +92,10 @@ type Held struct {
 	Gone    *repo.PinGoneError `json:"-"`                 // HeldTo is not in use, or no longer offers it: the upgrade keeps it as installed
 	Origin  string             `json:"origin,omitempty"`  // the local archive file it was installed from, when that is what keeps it
 	Detail  repo.Held          `json:"-"`                 // what the resolver says of it
+	// Beside is, of an npm instance not asked for that the ranges leading to it keep at
+	// its version, the newer version of its name the upgrade leaves installed beside it
+	// for other dependents: nothing for the user to act on.
+	Beside string `json:"beside,omitempty"`
 }
 
 // HeldError refuses an upgrade naming installed packages that their holds (db.Holds) keep
@@ -460,6 +464,8 @@ func (e *RepublishedError) Error() string {
 // its hold keeps below the newest version is refused (*HeldError), unless the plan moves
 // another instance of its npm name, and the held one is in Held. A package from a local
 // archive file that the plan does not move is in Held where a repository has a newer version.
+// An npm instance kept by the ranges leading to it is in Held, with Beside where a newer
+// instance of its name stays installed and neither the root's requests nor reqs name it.
 func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requirement, requested map[string]repo.Requirement, cache *fetch.Cache) (*Plan, error) {
 	cur, names := db.Packages(before), names(reqs)
 	in, gone, err := ix.pinnedIndex(before, requested)
@@ -499,6 +505,9 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 				named = append(named, held)
 			}
 		}
+		if _, asked := requested[repo.InstanceKey(h.Package.Kind, held.Name, held.From)]; !asked && !slices.Contains(names, held.Name) && h.Package.Kind == repo.KindNPM && len(h.LedBy) > 0 {
+			held.Beside = newerBeside(pkgs, held)
+		}
 		p.Held = append(p.Held, held)
 	}
 	if len(named) > 0 {
@@ -527,6 +536,21 @@ func ownHold(h repo.Held, pkgs []repo.Package, requested map[string]repo.Require
 	}
 	h.Package, h.Hold = pkgs[i], &repo.Requirement{Name: own.Name, Constraints: own.Constraints}
 	return h
+}
+
+// newerBeside returns the newest version of h's npm name in pkgs, what an upgrade leaves,
+// where it is newer than h's, else "".
+func newerBeside(pkgs []repo.Package, h Held) string {
+	newest := repo.Package{Kind: repo.KindNPM, Name: h.Name, Version: h.Version}
+	for _, q := range pkgs {
+		if q.Kind == repo.KindNPM && q.Name == h.Name && q.CompareVersion(newest) > 0 {
+			newest = q
+		}
+	}
+	if newest.Version == h.Version {
+		return ""
+	}
+	return newest.Version
 }
 
 // movesOther reports whether install, what an upgrade installs, moves an instance of h's

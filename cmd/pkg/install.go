@@ -130,8 +130,16 @@ func upgradeAction(c *cli.Context) error {
 	if p == nil {
 		return err
 	}
+	beside := 0
 	for _, h := range p.Held {
+		if h.Beside != "" {
+			beside++
+			continue
+		}
 		say(c, "%s", report.HeldText(h))
+	}
+	if beside > 0 {
+		note(c, "%s%s", report.BesideText(beside), cmdlineOf(c).carry(" ('pkg outdated --all' lists them)", false))
 	}
 	switch {
 	case len(p.Changes) == 0 && len(p.Held) > 0:

@@ -1126,3 +1126,27 @@ func TestOutdatedBesideQuiet(t *testing.T) {
 		t.Errorf("outdated with dep 3.0.0 offered: %q, want dep 2.0.0 alone", out)
 	}
 }
+
+// TestUpgradeBesideQuiet: upgrade counts in one note the npm instances not asked for that
+// their dependents' ranges keep beside a newer one of their names (a dry run in one line),
+// and says an instance kept with no newer one of its name installed.
+func TestUpgradeBesideQuiet(t *testing.T) {
+	base := t.TempDir()
+	addTwoDeps(t, base)
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "a", "b")
+	out, stderr := e.ok("upgrade")
+	if out != "nothing to upgrade\n" || !strings.HasPrefix(stderr, besideNote) || !strings.HasSuffix(stderr, besideAll) {
+		t.Errorf("upgrade: %q, %q; want nothing to upgrade and one note", out, stderr)
+	}
+	if out, _ := e.ok("upgrade", "--dry-run"); !strings.HasPrefix(out, "1 npm package stays at") || strings.Contains(out, "keep dep") {
+		t.Errorf("upgrade --dry-run: %q", out)
+	}
+	// With dep 3.0.0 offered, nothing installed is newer than dep 2.0.0, which b's range
+	// keeps: that is said.
+	addNPM(t, base, "dep", "3.0.0")
+	out, stderr = e.ok("upgrade")
+	if want := "kept dep at 2.0.0: b 1.0.0 depends on dep@npm:^2.0.0 (newest 3.0.0)\nnothing to upgrade\n"; out != want || !strings.HasPrefix(stderr, besideNote) {
+		t.Errorf("upgrade with dep 3.0.0 offered: %q, %q; want %q and the note", out, stderr, want)
+	}
+}
