@@ -8,13 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"pkg/internal/durable"
 )
 
 // AddAll is Add of several archives in one change of dir's index: archives[i] is copied
 // in as pkgs[i] (named by the ending of pkgs[i].Archive where it has one, as a file of
-// npm's cache has none), every archive is placed, and then the index is written once,
+// npm's cache has none), or, where pkgs[i].Archive is an http(s) URL, recorded at that URL,
+// archives[i] being its download (AddURL); every archive is placed, and then the index is written once,
 // after which the archives of the entries replaced that no entry names are deleted. On any
 // error before, the archives it placed are removed again, so the directory is as it was. When
 // the index has every entry already, with the same bytes (a second run), it writes
@@ -36,18 +38,24 @@ func AddAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 
 // AddedAll is what AddAll did.
 type AddedAll struct {
-	Packages []Package // the entries as the index holds them, in the order given
-	Meta     Meta      // the index's, as written (as it was, where nothing was written)
-	New      []Package // those of Packages the index did not have with that archive
-	Created  bool      // dir had no index.json
-	Dropped            // the archives of the entries replaced, where no entry names them now
+	Packages []Package   // the entries as the index holds them, in the order given
+	Meta     Meta        // the index's, as written (as it was, where nothing was written)
+	Index    []Package   // the index's entries, as written
+	New      []Package   // those of Packages the index did not have with that archive
+	Replaced [][]Package // for each of Packages, the entry whose place it took, if any (itself, added again, included)
+	Created  bool        // dir had no index.json
+	Dropped              // the archives of the entries replaced, where no entry names them now
 }
 
 func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, replace bool, s *Signer) (*AddedAll, error) {
 	out, exts := make([]Package, len(pkgs)), make([]string, len(pkgs))
 	for i, p := range pkgs {
 		exts[i] = archiveExt(cmp.Or(p.Archive, archives[i]))
-		p, err := prepare(cmp.Or(p.Archive, archives[i]), "", p)
+		remote := ""
+		if isURL(p.Archive) {
+			remote = p.Archive
+		}
+		p, err := prepare(cmp.Or(p.Archive, archives[i]), remote, p)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +86,7 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 		return nil, err
 	}
 	placed, replaced, err := placeAll(dir, archives, exts, out, ix)
-	res := &AddedAll{Packages: out, Meta: meta, Created: created, New: newEntries(out, had)}
+	res := &AddedAll{Packages: out, Meta: meta, Index: ix.Packages, Replaced: replaced, Created: created, New: newEntries(out, had)}
 	if err == nil && jsonText(had) == jsonText(ix.Packages) {
 		return res, nil
 	}
@@ -91,7 +99,7 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 	if err != nil {
 		return nil, err
 	}
-	res.Meta, res.Dropped = ix.Meta, dropArchives(dir, replaced, ix.Packages)
+	res.Meta, res.Index, res.Dropped = ix.Meta, ix.Packages, dropArchives(dir, slices.Concat(replaced...), ix.Packages)
 	return res, nil
 }
 
@@ -107,10 +115,11 @@ func newEntries(pkgs, had []Package) []Package {
 }
 
 // placeAll copies archives[i] into dir for pkgs[i], its name ending in exts[i], as place
-// does, setting each one's Archive, Size and SHA256, and puts each in ix. It returns the
-// names of the files it created, those it made before an error included, and the entries
+// does, setting each one's Archive, Size and SHA256, or, for an entry of an http(s) URL,
+// hashes the download archives[i]; and puts each in ix. It returns the names of the files
+// it created, those it made before an error included, and, for each of pkgs, the entries
 // of ix it replaced.
-func placeAll(dir string, archives, exts []string, pkgs []Package, ix *Index) (placed []string, replaced []Package, err error) {
+func placeAll(dir string, archives, exts []string, pkgs []Package, ix *Index) (placed []string, replaced [][]Package, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
@@ -121,9 +130,13 @@ func placeAll(dir string, archives, exts []string, pkgs []Package, ix *Index) (p
 	}
 	for i := range pkgs {
 		p := &pkgs[i]
-		var name string
-		name, p.Size, p.SHA256, err = archiveFor(dir, archives[i], exts[i], *p, ix)
-		if err == nil && !existed[name] {
+		name := p.Archive
+		if isURL(p.Archive) {
+			p.Size, p.SHA256, err = HashFile(archives[i])
+		} else {
+			name, p.Size, p.SHA256, err = archiveFor(dir, archives[i], exts[i], *p, ix)
+		}
+		if err == nil && !isURL(name) && !existed[name] {
 			existed[name], placed = true, append(placed, name)
 		}
 		if err == nil {
@@ -133,7 +146,7 @@ func placeAll(dir string, archives, exts []string, pkgs []Package, ix *Index) (p
 		if err != nil {
 			return placed, replaced, fmt.Errorf("package %s: %w", p.id(), err)
 		}
-		replaced = append(replaced, ix.put(*p)...)
+		replaced = append(replaced, ix.put(*p))
 	}
 	return placed, replaced, nil
 }
@@ -146,4 +159,9 @@ func removePlaced(dir string, placed []string) {
 	if len(placed) > 0 {
 		durable.Path(dir)
 	}
+}
+
+// isURL reports whether an entry's archive is an http(s) URL, not a file of its directory.
+func isURL(archive string) bool {
+	return strings.HasPrefix(archive, "http://") || strings.HasPrefix(archive, "https://")
 }

@@ -117,3 +117,27 @@ func TestAddAllSigned(t *testing.T) {
 	}
 	checkDir(t, dir, "index.json", SignatureName, "a-1.tgz")
 }
+
+// TestAddAllURL records an entry whose Archive is an http(s) URL at that URL, hashing its
+// download, beside one copied in, and gives the index as written and what each replaced.
+func TestAddAllURL(t *testing.T) {
+	dir := t.TempDir()
+	const url = "https://upstream.example/releases/tool-1.0.tar.gz"
+	archives := []string{writeArchive(t, "download", "the upstream bytes"), writeArchive(t, "lib.tgz", "lib")}
+	pkgs := []Package{{Name: "tool", Version: "1.0", Archive: url, Depends: deps("lib")}, {Name: "lib", Version: "1"}}
+	res, err := AddAll(t.Context(), dir, archives, pkgs, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Packages[0]; p.Archive != url || p.Size != int64(len("the upstream bytes")) || p.SHA256 != sum("the upstream bytes") {
+		t.Errorf("tool: %+v, want the URL and its download's size and sha256", p)
+	}
+	checkDir(t, dir, "index.json", "lib-1.tgz")
+	if len(res.Index) != 2 || len(res.Replaced) != 2 || res.Replaced[0] != nil {
+		t.Errorf("index %+v, replaced %+v", res.Index, res.Replaced)
+	}
+	pkgs[1].Summary = "the library"
+	if res, err = AddAll(t.Context(), dir, archives, pkgs, true, nil); err != nil || len(res.Replaced[1]) != 1 || res.Replaced[1][0].Summary != "" {
+		t.Errorf("AddAll replacing lib: %+v, %v", res, err)
+	}
+}
