@@ -66,7 +66,7 @@ func Open(ctx context.Context, location string) (*Archive, error) {
 // Close removes the temporary download of a, if any.
 func (a *Archive) Close() { a.cleanup() }
 
-// Added is what Add did, and what the new entry may lack.
+// Added is what Add did, or AddAll for one archive, and what the new entry may lack.
 type Added struct {
 	Scripts      []string           // of an npm package: the lifecycle scripts it declares, which pkg never runs (Archive.Entry)
 	Absent       []repo.Command     // of an npm package: the commands its package.json names whose files it lacks, left out (Archive.Absent)
@@ -102,21 +102,8 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 	if err != nil {
 		return nil, err
 	}
-	p = added.Package
-	res := &Added{Created: added.Created, Scripts: a.scripts, Absent: a.absent, Package: p, Meta: added.Meta, Dropped: added.Dropped}
-	for _, q := range added.Replaced {
-		if q.SHA256 != p.SHA256 || q.Summary != p.Summary || !q.SameEntry(p) { // the same, added again, replaces nothing
-			res.Replaced = append(res.Replaced, q)
-		}
-	}
-	for _, d := range slices.Concat(p.Depends, p.Peers) {
-		if !offered(added.Packages, d) {
-			res.Missing = append(res.Missing, d)
-		}
-	}
-	if len(p.Lib) == 0 {
-		res.LibDirs = install.LibDirs(a.Members)
-	}
+	res := a.added(added.Package, added.Replaced, added.Packages)
+	res.Meta, res.Created, res.Dropped = added.Meta, added.Created, added.Dropped
 	return res, nil
 }
 

@@ -158,6 +158,7 @@ var hints = []hintRule{
 	{fn: asHint[*publish.ArchError]("pkg's platforms are Go's (linux-amd64, linux-arm64, ...): where the package runs on one of them, say so with --platform OS-ARCH")},
 	{fn: asHint[*publish.TagError]("push to a tag of its own (oci://HOST/NAME:TAG), or pass --force to replace what the tag names")},
 	{fn: asHint[*publish.UnnamedError]("pass --name and --version, or give the file a name such as tool-1.0.tar.gz")},
+	{fn: asHint[*publish.NamelessError]("add that archive alone, with --name and --version, and the others together")},
 	{err: publish.ErrNPMLockVersion, hint: "npm 7 and later write lockfileVersion 3: run 'npm install --package-lock-only' with one, then import the lock it writes"},
 	{err: publish.ErrNotInNPMCache, hint: "without --offline, pkg downloads it from the lock's resolved URL; or fill npm's cache first ('npm ci'), or name another cache with --npm-cache DIR"},
 	{err: publish.ErrNPMIntegrity, hint: "nothing was added: what the registry served is not the tarball the lock records (npm refuses it too, EINTEGRITY); check the registry or any proxy or mirror in between, and the lock's resolved URL"},

@@ -22,8 +22,8 @@ func repoCommand() *cli.Command {
 		Usage: "maintain a repository directory",
 		Subcommands: []*cli.Command{{
 			Name:      "add",
-			Usage:     "copy an archive into a repository, or record the http(s) URL it is published at, and add it to the index; or, --from, every package of a package-lock.json",
-			ArgsUsage: "REPO_DIR ARCHIVE | REPO_DIR --from package-lock.json",
+			Usage:     "copy archives into a repository, or record the http(s) URLs they are published at, and add them to the index, all or none; or, --from, every package of a package-lock.json",
+			ArgsUsage: "REPO_DIR ARCHIVE... | REPO_DIR --from package-lock.json",
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "name", Usage: "package name (required but for a .deb, its Package, and an npm tarball, its package.json's)"},
 				&cli.StringFlag{Name: "version", Usage: "package version (required but for a .deb, its Version, and an npm tarball, its package.json's)"},
@@ -90,10 +90,14 @@ func repoRemoveAction(c *cli.Context) error {
 }
 
 // repoAddAction adds an archive to a repository directory (publish.Add), and notes what
-// the new entry may lack; with --from, a package-lock.json's packages (repoImport).
+// the new entry may lack; several archives, each as it describes itself (repoAddAll);
+// with --from, a package-lock.json's packages (repoImport).
 func repoAddAction(c *cli.Context) error {
 	if c.IsSet("from") {
 		return repoImport(c)
+	}
+	if c.NArg() > 2 {
+		return repoAddAll(c)
 	}
 	dir, archive := c.Args().Get(0), c.Args().Get(1)
 	if platform := c.String("platform"); platform != "" {
@@ -144,22 +148,50 @@ func repoAddAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	sayAdded(c, dir, res, true)
+	tellAll(c, warn, report.LeftWarnings(dir, res.Dropped))
+	if signer != nil {
+		saySigned(c, dir, res.Meta, keys)
+	}
+	return nil
+}
+
+// repoAddAll adds the archives REPO_DIR is followed by to it, all in one index write or
+// none (publish.AddAll), and says what each added.
+func repoAddAll(c *cli.Context) error {
+	dir := c.Args().Get(0)
+	signer, keys, err := newSigner(c, "")
+	if err != nil {
+		return err
+	}
+	all, err := publish.AddAll(c.Context, dir, c.Args().Slice()[1:], c.Bool("replace"), signer)
+	if err != nil {
+		return err
+	}
+	for i, res := range all {
+		sayAdded(c, dir, res, i == 0)
+	}
+	tellAll(c, warn, report.LeftWarnings(dir, all[0].Dropped))
+	if signer != nil {
+		saySigned(c, dir, all[0].Meta, keys)
+	}
+	return nil
+}
+
+// sayAdded says what an add did, and what the new entry may lack; first says whether the
+// directory was a new repository.
+func sayAdded(c *cli.Context, dir string, res *publish.Added, first bool) {
 	created, added, notes := report.AddedText(dir, res)
-	if created != "" {
+	if created != "" && first {
 		note(c, "%s", created)
 	}
 	say(c, "%s", added)
 	tellAll(c, warn, report.AbsentWarnings(res.Package, res.Absent))
 	tellAll(c, note, notes)
-	tellAll(c, warn, report.LeftWarnings(dir, res.Dropped))
-	if p = res.Package; len(res.LibDirs) > 0 {
+	if p := res.Package; len(res.LibDirs) > 0 {
 		note(c, "%s %s has shared libraries in %s: --lib %s puts them on LD_LIBRARY_PATH for the commands of the packages that depend on it",
 			p.Name, p.Version, strings.Join(res.LibDirs, ", "), strings.Join(res.LibDirs, " --lib "))
 	}
-	if signer != nil {
-		saySigned(c, dir, res.Meta, keys)
-	}
-	return nil
 }
 
 // repoPushAction uploads a repository directory to a registry (publish.Push).

@@ -17,8 +17,8 @@ import (
 // entryFlags are repo add's flags that describe the one archive added.
 var entryFlags = []string{"name", "version", "depends", "provides", "conflicts", "replaces", "bin", "lib", "env", "summary", "platform"}
 
-// repoAddArgs is repo add's Before: REPO_DIR ARCHIVE, or REPO_DIR alone with --from,
-// which takes no flag of one archive's entry.
+// repoAddArgs is repo add's Before: REPO_DIR ARCHIVE..., which takes the flags of one
+// archive's entry with one archive alone, or REPO_DIR alone with --from, which takes none.
 func repoAddArgs(c *cli.Context) error {
 	if !c.IsSet("from") {
 		for _, f := range []string{"lock", "npm-cache"} {
@@ -26,7 +26,15 @@ func repoAddArgs(c *cli.Context) error {
 				return usagef("repo add: --%s goes with --from", f)
 			}
 		}
-		return cliusage.All(takes(0, 2, ""), want(2, "REPO_DIR ARCHIVE"))(c)
+		if c.NArg() < 2 {
+			return want(2, "REPO_DIR ARCHIVE...")(c)
+		}
+		for _, f := range entryFlags {
+			if c.IsSet(f) && c.NArg() > 2 {
+				return usagef("repo add: --%s describes one archive, and %d are given: add the archive it describes alone, with --%s, and the others together, each described by its .deb's control file or npm package.json", f, c.NArg()-1, f)
+			}
+		}
+		return nil
 	}
 	for _, f := range entryFlags {
 		if c.IsSet(f) {
