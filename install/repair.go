@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -17,6 +18,7 @@ import (
 
 	"pkg/db"
 	"pkg/internal/termtext"
+	"pkg/notice"
 	"pkg/repo"
 	"pkg/tarutil"
 )
@@ -73,6 +75,13 @@ type Rebuilt struct {
 	// left in the prefix (their commands in bin/ among it, which an install of them would
 	// otherwise refuse as not pkg's), each Salvage with Gone.
 	Saved []Salvage
+	// Unrecorded says the root had no database and lost none (treesLost): nothing was ever
+	// recorded there, its first change, if any, cut short. Rebuild undid that change as
+	// Open does and recorded nothing; the root holds the empty database Open makes.
+	Unrecorded bool
+	// Recovered is what Rebuild undid or deleted of what commands cut short left, and what
+	// it could not delete of that, as Root.Notes says them.
+	Recovered []notice.Notice
 }
 
 // Rebuild replaces the root's database, where it is damaged, by one made from the trees
@@ -88,7 +97,9 @@ type Rebuilt struct {
 // (recorded); one whose tree is gone is not recorded again (Rebuilt.Gone). A database that
 // is not damaged is kept (Rebuilt.Sound), and only the prefix made to agree with its
 // records; where the roll-forward of its last change cannot finish, it returns no Rebuilt
-// and that *LinksError, and where a package it records has no tree, a *GoneError.
+// and that *LinksError, and where a package it records has no tree, a *GoneError. A root
+// without a database whose pkgs/ holds no installed package (a first change cut short) is
+// opened as Open does, which undoes that change (Rebuilt.Unrecorded).
 func Rebuild(ctx context.Context, dir string, o Options, candidates func(name string) ([]Candidate, error)) (_ *Rebuilt, err error) {
 	r, err := lockRoot(ctx, dir, o)
 	if err != nil {
@@ -101,6 +112,15 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 		}
 		err = errors.Join(err, r.Close())
 	}()
+	if r.unrecorded() {
+		if r.db, err = r.openDB(db.Options{Timeout: o.LockTimeout, Hold: true}); err != nil {
+			return nil, err
+		}
+		if err := r.reconcile(); err != nil {
+			return nil, err
+		}
+		return &Rebuilt{Root: r.dir, Unrecorded: true, Recovered: r.recovered()}, nil
+	}
 	old, err := r.salvageRecords()
 	if err != nil {
 		return nil, err
@@ -144,7 +164,7 @@ func Rebuild(ctx context.Context, dir string, o Options, candidates func(name st
 	}
 	out.Repos = len(old.repos)
 	err = r.reconcile()
-	out.Saved = r.Salvaged()
+	out.Saved, out.Recovered = r.Salvaged(), r.recovered()
 	if err != nil {
 		return out, err
 	}
@@ -168,6 +188,7 @@ func (r *Root) keepSound(out *Rebuilt, old *oldRecords) error {
 	if err := r.reconcile(); err != nil {
 		return err
 	}
+	out.Recovered = r.recovered()
 	if r.unlinked != nil { // a roll-forward that cannot finish, which a new one would drop
 		return r.unlinked
 	}
@@ -194,6 +215,19 @@ func (r *Root) keepSound(out *Rebuilt, old *oldRecords) error {
 		return &LinksError{Dir: r.path("bin"), Err: err}
 	}
 	return nil
+}
+
+// unrecorded reports whether r has no database, not even the one a first commit made
+// (db.Open adopts it), and lost none (treesLost): an empty database made by a command cut
+// short (db.new) records nothing either.
+func (r *Root) unrecorded() bool {
+	d, err := r.openDB(db.Options{Timeout: r.o.LockTimeout, NoCreate: true})
+	if err == nil {
+		d.Release()
+		r.metaDir.Close()
+		r.metaDir = nil
+	}
+	return errors.Is(err, fs.ErrNotExist) && r.treesLost() == nil
 }
 
 // match finds the record of each tree in pkgs/ among its candidates, and returns those

@@ -14,6 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/db"
+	"pkg/internal/testfs"
+	"pkg/notice"
 	"pkg/pkgtest/testrepo"
 	"pkg/repo"
 )
@@ -279,5 +282,91 @@ func TestRebuildGone(t *testing.T) {
 	problems, err = r.Verify()
 	if err != nil || len(problems) != 1 || problems[0].Package != "a" || problems[0].Path != "" || problems[0].Requirement != "b>=1" || !errors.Is(problems[0].Err, ErrMissing) || !errors.Is(problems[0].Err, ErrDependency) {
 		t.Errorf("Verify after the repair: %v, %v; want a's dependency b>=1 missing alone", problems, err)
+	}
+}
+
+// TestRebuildFirstChangeCutShort repairs roots whose first install was cut short, before
+// its database held a commit: while it staged (the empty database it created still
+// db.new, its tree in staging) and after its tree moved into pkgs/ (its intents kept as
+// names). Neither has a database to repair: Rebuild undoes the change as Open does,
+// records nothing (not the tree the change moved), says what it undid, and leaves the
+// empty database Open makes, db.new gone. A tree in pkgs/ beside an empty db.new and no
+// intents is a lost database's all the same, and recorded again.
+func TestRebuildFirstChangeCutShort(t *testing.T) {
+	cuts := []struct {
+		name   string
+		fs     string
+		cut    func(t *testing.T, r *Root, base string)
+		record bool // the tree in pkgs/ is an installed package's, for Rebuild to record
+	}{
+		{"staging", "", func(t *testing.T, r *Root, base string) {
+			stageTool(t, r, base, version1())
+			r.Close() // which adopts the database: the crash did not
+			must(t, os.Rename(filepath.Join(r.dir, ".pkg", "db"), filepath.Join(r.dir, ".pkg", "db.new")))
+		}, false},
+		{"intents", "xfs", func(t *testing.T, r *Root, base string) {
+			staging, ino := stageTool(t, r, base, version1())
+			must(t, r.db.SetIntents([]db.Intent{{Op: "install", Name: "tool", Staging: relOf(staging), Inode: ino}}))
+			must(t, r.swapIn(staging, place{pkgs, "tool"}))
+			r.Close()
+			for _, name := range []string{"db", "db.sum", "db.new"} { // the crash took the database's link
+				if err := os.Remove(filepath.Join(r.dir, ".pkg", name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					t.Fatal(err)
+				}
+			}
+		}, false},
+		{"lost beside db.new", "", func(t *testing.T, r *Root, base string) {
+			staging, _ := stageTool(t, r, base, version1())
+			must(t, r.swapIn(staging, place{pkgs, "tool"}))
+			r.Close()
+			meta := filepath.Join(r.dir, ".pkg")
+			if err := os.Remove(filepath.Join(meta, "db.sum")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			}
+			must(t, os.Rename(filepath.Join(meta, "db"), filepath.Join(meta, "db.new"))) // empty: Open's, never adopted
+		}, true},
+	}
+	for _, c := range cuts {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			if c.fs != "" {
+				base = testfs.Mount(t, c.fs)
+			}
+			dir := filepath.Join(base, "root")
+			c.cut(t, openRoot(t, dir), base)
+			_, members, _ := scannedTar(t, base, version1())
+			cands := []Candidate{{Package: pkgOf("tool", "1"), Members: members}}
+			out, err := Rebuild(context.Background(), dir, Options{}, func(string) ([]Candidate, error) { return cands, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.record {
+				if out.Unrecorded || !slices.Equal(out.Recorded, []string{"tool 1"}) {
+					t.Errorf("Rebuild: %+v; want tool recorded again", out)
+				}
+				return
+			}
+			if !out.Unrecorded || len(out.Recorded) != 0 || out.Kept != "" || len(out.Recovered) == 0 {
+				t.Errorf("Rebuild: %+v; want nothing recorded, and what it undid", out)
+			} else if _, ok := out.Recovered[0].(notice.RootRecovered); !ok {
+				t.Errorf("Rebuild.Recovered: %#v; want a notice.RootRecovered first", out.Recovered)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "pkgs", "tool")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("pkgs/tool after Rebuild: %v; want it undone", err)
+			}
+			if ents, err := os.ReadDir(filepath.Join(dir, ".pkg", "staging")); err != nil || len(ents) != 0 {
+				t.Errorf("staging after Rebuild: %v, %v; want it emptied", ents, err)
+			}
+			for _, pattern := range []string{"db.new", "db.rebuilt*", "db.damaged-*", "db.done-*"} {
+				if left, _ := filepath.Glob(filepath.Join(dir, ".pkg", pattern)); len(left) != 0 {
+					t.Errorf("Rebuild left %v beside the database", left)
+				}
+			}
+			var ps []db.Record
+			err = View(dir, Options{}, nil, func(d *db.DB) (err error) { ps, err = d.List(); return err })
+			if err != nil || len(ps) != 0 {
+				t.Errorf("records after Rebuild: %v, %v; want none", ps, err)
+			}
+		})
 	}
 }

@@ -264,6 +264,13 @@ func (r *Root) lost() error {
 			return nil
 		}
 	}
+	return r.treesLost()
+}
+
+// treesLost is lost for a root known to have no database: a *db.DamagedError (ErrLost)
+// where pkgs/ holds a tree that no first change cut short (intents, no sum) moved there.
+func (r *Root) treesLost() error {
+	var st unix.Stat_t
 	if r.fd[meta] >= 0 && errors.Is(unix.Fstatat(r.fd[meta], "db.sum", &st, unix.AT_SYMLINK_NOFOLLOW), unix.ENOENT) && r.cutShort() {
 		return nil
 	}

@@ -19,7 +19,8 @@ import (
 // commands, libraries and dependencies, and the observer hears so. Where a tree no entry
 // of the cache matches (the cache pruned or cleaned since its install), the versions the
 // repositories offer of its name are fetched into the cache and the repair tried again,
-// unless offline.
+// unless offline. The observer hears what the repair undid of what commands cut short
+// left (install.Rebuilt.Recovered), as it does of an opening of the root.
 func (s *Session) Repair(ctx context.Context) (*install.Rebuilt, error) {
 	if err := s.RootExists(); err != nil {
 		return nil, err
@@ -60,6 +61,11 @@ func (s *Session) Repair(ctx context.Context) (*install.Rebuilt, error) {
 					return nil, err
 				}
 				continue
+			}
+		}
+		if out != nil {
+			for _, n := range out.Recovered {
+				s.obs.Notice(n)
 			}
 		}
 		if out != nil && len(out.Bare) > 0 { // not those the old database's records describe

@@ -147,6 +147,10 @@ func repair(c *cli.Context) error {
 	if c.Bool("json") {
 		tell = note
 	}
+	if b.Unrecorded {
+		tell(c, "nothing to repair: no package was ever recorded in %s (its first change was cut short, and is undone)", b.Root)
+		return err
+	}
 	if b.Sound {
 		tell(c, "the database is not damaged: kept it, and recorded again from its file lists which of its %d packages own the prefix's paths", len(b.Recorded))
 		return err

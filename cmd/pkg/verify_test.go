@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -305,6 +306,19 @@ func TestFirstInstallCutShort(t *testing.T) {
 	}
 	undone("verify")
 
+	// A repair finds no database to repair, nor installed packages: it undoes the change,
+	// recording nothing, rather than record the tree the change moved into pkgs/.
+	if err := os.RemoveAll(filepath.Join(e.root)); err != nil {
+		t.Fatal(err)
+	}
+	cutShort()
+	out, stderr, code = e.pkg("verify", "--repair")
+	if code != 0 || !strings.HasPrefix(out, "nothing to repair: ") || !strings.HasSuffix(out, "verified 0 packages, 0 files\n") ||
+		!strings.Contains(stderr, "pkg: note: an earlier pkg command was cut short: undid an interrupted install of hello") {
+		t.Errorf("verify --repair: exit %d, %q, %q", code, out, stderr)
+	}
+	undone("verify --repair")
+
 	if err := os.RemoveAll(filepath.Join(e.root)); err != nil {
 		t.Fatal(err)
 	}
@@ -359,6 +373,62 @@ func TestFirstInstallCutShortStaging(t *testing.T) {
 	}
 	if _, err := os.Lstat(tree); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the staged tree after verify: %v, want it deleted", err)
+	}
+}
+
+// TestRepairFirstInstallCutShortStaging repairs a root a first install was killed in
+// while it staged (db.new, a tree in staging, no intents): there is no database to
+// repair, and the repair says so, undoes the change as any command that locks the root
+// does, and leaves .pkg/ as a root where nothing was installed has it, with no warning of
+// an old database that never was.
+func TestRepairFirstInstallCutShortStaging(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.initRoot()
+	meta := filepath.Join(e.root, ".pkg")
+	if err := os.Rename(filepath.Join(meta, "db"), filepath.Join(meta, "db.new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(meta, "staging", "hello.1", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := e.pkg("verify", "--repair")
+	want := "nothing to repair: no package was ever recorded in " + e.root + " (its first change was cut short, and is undone)\nverified 0 packages, 0 files\n"
+	if code != 0 || out != want || strings.Contains(stderr, "old database") ||
+		!strings.Contains(stderr, "pkg: note: an earlier pkg command was cut short: deleted the unfinished install of hello") {
+		t.Errorf("verify --repair: exit %d, %q, %q; want stdout %q", code, out, stderr, want)
+	}
+	ents, err := os.ReadDir(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := []string{"db", "db.sum", "lock", "staging", "trash"} // db.sum once a note is remembered
+	for _, ent := range ents {
+		if !slices.Contains(clean, ent.Name()) {
+			t.Errorf(".pkg after verify --repair holds %s, which a root where nothing was installed has not", ent.Name())
+		}
+	}
+	if ents, err := os.ReadDir(filepath.Join(meta, "staging")); err != nil || len(ents) != 0 {
+		t.Errorf("staging after verify --repair: %v, %v; want it empty", ents, err)
+	}
+	e.ok("install", "hello")
+	if e.installed() != "hello 1.2.0, libgreet 1.0.0" {
+		t.Errorf("installed after the repair: %q", e.installed())
+	}
+}
+
+// TestRepairSaysWhatItUndid repairs a root whose database is sound and whose staging
+// holds a tree a command cut short left: the repair, which deletes it, says so, as any
+// command that opens the root does.
+func TestRepairSaysWhatItUndid(t *testing.T) {
+	e := newEnv(t, t.TempDir(), demoRepo)
+	e.ok("install", "hello")
+	if err := os.MkdirAll(filepath.Join(e.root, ".pkg", "staging", "libgreet.1", "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr := e.ok("verify", "--repair")
+	if !strings.HasPrefix(out, "the database is not damaged") ||
+		!strings.Contains(stderr, "pkg: note: an earlier pkg command was cut short: deleted the unfinished install of libgreet") {
+		t.Errorf("verify --repair: %q, %q", out, stderr)
 	}
 }
 
