@@ -224,8 +224,29 @@ func Open(path string, o Options) (*DB, error) {
 			return nil, fmt.Errorf("create %s: %w", path, err)
 		}
 		d.created = true
+	} else if err == nil && !o.NoCreate {
+		d.dropStray()
 	}
 	return d, nil
+}
+
+// dropStray removes the file create makes (path.new) found beside the database at d.path,
+// unless it holds a commit and is another file: create makes it only where no database
+// is at d.path, so it is adopt's own link, cut short before its removal, or an empty
+// database never adopted (one a repair put a database in the place of, or one that an
+// older pkg's repair left so), which Open would otherwise take for a first commit's were
+// the database lost. The caller holds the root's lock. Best effort and unsynced: a crash
+// that brings it back leaves it for the next Open.
+func (d *DB) dropStray() {
+	tmp := d.path + ".new"
+	a, err := d.stat(tmp)
+	if err != nil {
+		return
+	}
+	if b, err := d.stat(d.path); err == nil && (a.Dev != b.Dev || a.Ino != b.Ino) && d.holdsCommit() {
+		return
+	}
+	d.remove(tmp)
 }
 
 // initialSize is the size a database file is created with, its blocks allocated. bbolt
@@ -563,6 +584,15 @@ func (d *DB) size(name string) (int64, error) {
 		return 0, &os.PathError{Op: "stat", Path: name, Err: err}
 	}
 	return st.Size, nil
+}
+
+// stat returns the status of the database file name, reached as size reaches it.
+func (d *DB) stat(name string) (unix.Stat_t, error) {
+	var st unix.Stat_t
+	if d.dir == nil {
+		return st, unix.Stat(name, &st)
+	}
+	return st, unix.Fstatat(int(d.dir.Fd()), filepath.Base(name), &st, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // remove removes the database file name.

@@ -817,6 +817,48 @@ func TestAdoptAfterCrash(t *testing.T) {
 	}
 }
 
+// TestStrayRemoved: a file create makes (path.new) found beside a database is removed by
+// an Open that may create, not by a reader's: an empty database never adopted, and adopt's
+// own link cut short before its removal. One that holds a commit and is another file is
+// kept, as what the database may not hold.
+func TestStrayRemoved(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := open(t, path)
+	if err := d.Release(); err != nil { // adopts the empty database
+		t.Fatal(err)
+	}
+	empty, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := func(what string, make func() error, removed bool) {
+		t.Helper()
+		if err := make(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(path, Options{NoCreate: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path + ".new"); err != nil {
+			t.Errorf("%s after a reader's Open: %v; want it kept", what, err)
+		}
+		open(t, path)
+		_, err := os.Stat(path + ".new")
+		if removed && !errors.Is(err, fs.ErrNotExist) || !removed && err != nil {
+			t.Errorf("%s after Open: %v; want it removed %v", what, err, removed)
+		}
+	}
+	stray("an empty database", func() error { return os.WriteFile(path+".new", empty, 0o644) }, true)
+	stray("adopt's link", func() error { return os.Link(path, path+".new") }, true)
+
+	other := filepath.Join(t.TempDir(), "db")
+	o := open(t, other)
+	if err := o.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, o, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	stray("another file holding a commit", func() error { return os.Rename(other, path+".new") }, false)
+}
+
 // TestCarry commits thrice on XFS, which logs metadata in order: each commit changes the
 // file's size by its one byte past bbolt's pages (carry), so that bbolt's first fdatasync
 // must force the log, and takes nothing of bbolt's: the records stay whole and checked,

@@ -363,6 +363,31 @@ func TestStageFull(t *testing.T) {
 	}
 }
 
+// TestStrayNewDatabase gives a root with a package installed the empty database an
+// older pkg's repair left beside its own (db.new): Open removes it, so that a database
+// lost later is not taken for a first change's, and the root's trees for no package's.
+func TestStrayNewDatabase(t *testing.T) {
+	base := t.TempDir()
+	other := filepath.Join(base, "other")
+	openRoot(t, other).Close()
+	empty, err := os.ReadFile(filepath.Join(other, ".pkg", "db"))
+	must(t, err)
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	installIn(t, r, base, pkgOf("tool", "1"), version1())
+	r.Close()
+	must(t, os.WriteFile(filepath.Join(dir, ".pkg", "db.new"), empty, 0o644))
+	r = openRoot(t, dir)
+	r.Close()
+	if _, err := os.Lstat(filepath.Join(dir, ".pkg", "db.new")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("db.new after Open: %v; want it removed", err)
+	}
+	must(t, os.Remove(filepath.Join(dir, ".pkg", "db")))
+	if _, err := Open(context.Background(), dir, Options{}); !errors.Is(err, ErrLost) {
+		t.Errorf("Open with the database lost: %v; want ErrLost", err)
+	}
+}
+
 // TestDatabaseLost deletes the database of a root with a package installed: the root
 // exists (Exists), for verify --repair to record the package again, but Open and
 // OpenReadOnly refuse it as damaged (ErrLost), creating no empty database that would leave

@@ -385,6 +385,10 @@ func TestRepairFirstInstallCutShortStaging(t *testing.T) {
 	e := newEnv(t, t.TempDir(), demoRepo)
 	e.initRoot()
 	meta := filepath.Join(e.root, ".pkg")
+	empty, err := os.ReadFile(filepath.Join(meta, "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Rename(filepath.Join(meta, "db"), filepath.Join(meta, "db.new")); err != nil {
 		t.Fatal(err)
 	}
@@ -410,9 +414,17 @@ func TestRepairFirstInstallCutShortStaging(t *testing.T) {
 	if ents, err := os.ReadDir(filepath.Join(meta, "staging")); err != nil || len(ents) != 0 {
 		t.Errorf("staging after verify --repair: %v, %v; want it empty", ents, err)
 	}
+	// What an older pkg's repair left: the empty db.new beside the database, which the
+	// next command that locks the root removes.
+	if err := os.WriteFile(filepath.Join(meta, "db.new"), empty, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	e.ok("install", "hello")
 	if e.installed() != "hello 1.2.0, libgreet 1.0.0" {
 		t.Errorf("installed after the repair: %q", e.installed())
+	}
+	if _, err := os.Lstat(filepath.Join(meta, "db.new")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("db.new beside the database after an install: %v; want it removed", err)
 	}
 }
 
