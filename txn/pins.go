@@ -85,9 +85,10 @@ func (ix *Catalog) newestElsewhere(name, v string) (string, bool) {
 // OutdatedOf is repo.Index.Outdated of the packages recs in the index an upgrade resolves
 // in, each pinned name taken from its repository (db.Requested), with the holds of
 // db.Holds; then the packages from local archive files a repository has newer versions of
-// (localNewer); sorted by name. An npm instance asked for has no Beside. A pinned package is listed, HeldTo its repository, where
-// the repositories without its pin have a newer version, or where its repository is not
-// in use or no longer offers it (Unused), which keeps it as installed.
+// (localNewer); sorted by name. An npm instance asked for has no Beside. A pinned package
+// is listed, HeldTo its repository, where the repositories without its pin have a newer
+// version, or where its repository is not in use or no longer offers it (Unused), which
+// keeps it as installed.
 func (ix *Catalog) OutdatedOf(recs []db.Record, requested map[string]repo.Requirement) ([]repo.Outdated, error) {
 	in, gone, err := ix.pinnedIndex(recs, requested)
 	if err != nil {

@@ -570,9 +570,9 @@ func movesOther(install []repo.Package, h Held) bool {
 // that would have to go too (*install.NeededError); where each would lose one of names
 // itself, the plan is of names alone, which the commit refuses naming their dependents
 // (install.Dependents), or, where a record is Bare, the plan refuses as the commit would
-// by the relations described gives it (install.CheckChange). The records' relations are those described gives them, in (nil:
-// none) describing Bare records; one of those it does not describe that stays may need
-// any of what goes, and the removal is refused (*UnknownDependenciesError).
+// (install.CheckChange). The records' relations are those described gives them, in (nil:
+// none) describing Bare records; where one of those it does not describe stays, it may
+// need any of what goes, and the removal is refused (*install.UnknownDependenciesError).
 func removePlan(root string, in *repo.Index, before []db.Record, names []string, requested map[string]repo.Requirement) (*Plan, error) {
 	recs, unknown := described(in, before)
 	remove, along := slices.Clone(names), make(map[string][]string)
