@@ -70,6 +70,9 @@ func HeldText(h txn.Held) string {
 	return fmt.Sprintf("kept %s at %s: %s", h.Name, h.Version, heldWhy(h))
 }
 
+// KeptText says why an autoremove keeps k (txn.Plan.Kept).
+func KeptText(k txn.Change) string { return "keep " + k.Name + " " + k.Version + ": " + k.Why }
+
 // BesideText says that n npm packages (txn.Held.Beside, repo.Outdated.Beside) stay at
 // the versions their dependents' ranges allow, newer versions of their names installed
 // beside them.

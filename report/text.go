@@ -212,7 +212,7 @@ func WritePlan(w io.Writer, plan *txn.Plan, command string) error {
 		fmt.Fprintln(w, BesideText(beside))
 	}
 	for _, k := range plan.Kept {
-		fmt.Fprintf(w, "keep %s %s: %s\n", k.Name, k.Version, k.Why)
+		fmt.Fprintln(w, KeptText(k))
 	}
 	disk := units.Size(max(plan.Disk, -plan.Disk)) + " more disk space"
 	if plan.Disk < 0 {

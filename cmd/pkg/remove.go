@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/internal/shell"
+	"pkg/report"
 	"pkg/session"
 )
 
@@ -40,7 +41,7 @@ func removeChosen(c *cli.Context, r session.Request, none string) error {
 			say(c, "%s", none)
 		}
 		for _, k := range p.Kept {
-			say(c, "keep %s %s: %s", k.Name, k.Version, k.Why)
+			say(c, "%s", report.KeptText(k))
 		}
 		if len(p.KeptBy) > 0 {
 			advise(c, "%s", reinstallUnknown(p.KeptBy))
