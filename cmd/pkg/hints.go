@@ -192,10 +192,7 @@ var hints = []hintRule{
 		}
 		// Where no repository has its archive any more, removing it along is the way out.
 		along := append(slices.Clone(ue.Remove), keys...)
-		for i, k := range along {
-			along[i] = shell.Quote(k)
-		}
-		return reinstallUnknown(keys) + fmt.Sprintf("; where none has it, 'pkg remove %s' takes it along", strings.Join(along, " "))
+		return reinstallUnknown(keys) + fmt.Sprintf("; where none has it, 'pkg remove %s' takes it along", quoteAll(along))
 	})},
 	{fn: as(func(re *txn.RepublishedError) string {
 		return fmt.Sprintf("'pkg upgrade %s' takes the repository's", re.Name)

@@ -54,12 +54,17 @@ func removeChosen(c *cli.Context, r session.Request, none string) error {
 // reinstallUnknown is the advice about packages recorded without their dependencies (keys),
 // which keep a removal from taking what they may need.
 func reinstallUnknown(keys []string) string {
-	quoted := make([]string, len(keys))
-	for i, k := range keys {
-		quoted[i] = shell.Quote(k)
-	}
 	return fmt.Sprintf("'pkg install --reinstall %s' records the dependencies of each again from a repository that offers its archive (--repo URL gives one), and then what none needs can go",
-		strings.Join(quoted, " "))
+		quoteAll(keys))
+}
+
+// quoteAll returns words as arguments of a command line, each quoted for the shell.
+func quoteAll(words []string) string {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = shell.Quote(w)
+	}
+	return strings.Join(quoted, " ")
 }
 
 func autoremoveCommand() *cli.Command {
