@@ -122,7 +122,7 @@ func prepare(archivePath, remote string, p Package) (Package, error) {
 // unless it is remote, sets p's size and sha256 and writes the index with p, signed by s
 // if not nil, then deletes the archive of the entry p replaced that no entry names now.
 func place(dir, archivePath string, remote bool, p Package, replace bool, s *Signer) (*Added, error) {
-	ix, created, err := readDirIndex(dir)
+	ix, created, err := readIndex(filepath.Join(dir, indexName))
 	if err != nil {
 		return nil, err
 	}
@@ -373,36 +373,25 @@ func (p Package) SameKey(q Package) bool {
 	return q.Name == p.Name && q.Version == p.Version && q.Platform == p.Platform
 }
 
-// readIndex reads and parses the index at name, or returns an empty one if there is none.
-func readIndex(name string) (*Index, error) {
+// readIndex reads and parses the index at name, or returns an empty one, and missing,
+// if there is none.
+func readIndex(name string) (ix *Index, missing bool, err error) {
 	f, err := regfile.Open(name, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &Index{Format: indexFormat}, nil
+		return &Index{Format: indexFormat}, true, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxIndexSize+1))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	ix, err := parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if ix, err = parse(data); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", name, err)
 	}
-	return ix, nil
-}
-
-// readDirIndex reads the index of the repository directory dir (readIndex), and whether
-// dir has none.
-func readDirIndex(dir string) (ix *Index, missing bool, err error) {
-	name := filepath.Join(dir, indexName)
-	if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
-		missing = true
-	}
-	ix, err = readIndex(name)
-	return ix, missing, err
+	return ix, false, nil
 }
 
 // encode writes ix as indented JSON with a trailing newline, leaving "<" and ">" in
@@ -467,7 +456,7 @@ func lockedIndex(ctx context.Context, dir string) (ix *Index, unlock func(), err
 	if err != nil {
 		return nil, nil, err
 	}
-	if ix, err = readIndex(filepath.Join(dir, indexName)); err != nil {
+	if ix, _, err = readIndex(filepath.Join(dir, indexName)); err != nil {
 		unlock()
 		return nil, nil, err
 	}

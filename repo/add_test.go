@@ -337,7 +337,7 @@ func TestAddCycle(t *testing.T) {
 			t.Fatalf("Add(%s): %v", line, err)
 		}
 	}
-	ix, err := readIndex(filepath.Join(dir, "index.json"))
+	ix, _, err := readIndex(filepath.Join(dir, "index.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

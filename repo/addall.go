@@ -72,7 +72,7 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 		return nil, err
 	}
 	defer unlock()
-	ix, created, err := readDirIndex(dir)
+	ix, created, err := readIndex(filepath.Join(dir, indexName))
 	if err != nil {
 		return nil, err
 	}
