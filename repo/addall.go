@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"pkg/internal/durable"
 )
@@ -159,9 +158,4 @@ func removePlaced(dir string, placed []string) {
 	if len(placed) > 0 {
 		durable.Path(dir)
 	}
-}
-
-// isURL reports whether an entry's archive is an http(s) URL, not a file of its directory.
-func isURL(archive string) bool {
-	return strings.HasPrefix(archive, "http://") || strings.HasPrefix(archive, "https://")
 }

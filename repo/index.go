@@ -664,11 +664,16 @@ func validSHA256(s string) bool {
 // that means the same as a file path and as a URL reference relative to the index: it
 // holds none of the bytes that URL resolution treats specially (":?#%").
 func validArchive(a string) bool {
-	if strings.HasPrefix(a, "http://") || strings.HasPrefix(a, "https://") {
+	if isURL(a) {
 		u, err := url.Parse(a)
 		return err == nil && u.Host != ""
 	}
 	return validLocal(a) && !strings.ContainsAny(a, ":?#%")
+}
+
+// isURL reports whether an entry's archive is an http(s) URL, not a file of its directory.
+func isURL(archive string) bool {
+	return strings.HasPrefix(archive, "http://") || strings.HasPrefix(archive, "https://")
 }
 
 // validLocal reports whether p is a clean relative slash path that stays inside its
