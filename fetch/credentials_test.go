@@ -283,25 +283,29 @@ func TestURLCredentialDenied(t *testing.T) {
 // go to a token realm over plain http only where the realm is on this machine: a registry
 // on 127.0.0.1 (plain http) whose challenge names an http realm elsewhere is refused. The
 // URL's user information goes over plain http to the host and port written in it, as an
-// http:// URL's does (oci+http://u:secret@203.0.113.5/a), and to no other.
+// http:// URL's does (oci+http://u:secret@203.0.113.5/a), and to no other: not to the
+// plain http of a host written as https.
 func TestRegistrySecretCleartext(t *testing.T) {
 	n := newNetConfig(nil)
 	user := url.UserPassword("u", "secret")
 	for _, tc := range []struct {
+		scheme   string // the registry's
 		registry string
 		realm    string
 		ok       bool
 	}{
-		{"127.0.0.1:5000", "http://realm.example.com/token", false},
-		{"127.0.0.1:5000", "https://realm.example.com/token", true},
-		{"127.0.0.1:5000", "http://127.0.0.1:5001/token", true},
-		{"203.0.113.5", "http://203.0.113.5/v2/a/manifests/latest", true},
-		{"Registry.example.com:5000", "http://registry.example.com:5000/token", true},
-		{"203.0.113.5", "http://203.0.113.5:5001/token", false},
-		{"203.0.113.5", "http://realm.example.com/token", false},
+		{"http", "127.0.0.1:5000", "http://realm.example.com/token", false},
+		{"http", "127.0.0.1:5000", "https://realm.example.com/token", true},
+		{"http", "127.0.0.1:5000", "http://127.0.0.1:5001/token", true},
+		{"http", "203.0.113.5", "http://203.0.113.5/v2/a/manifests/latest", true},
+		{"http", "Registry.example.com:5000", "http://registry.example.com:5000/token", true},
+		{"http", "203.0.113.5", "http://203.0.113.5:5001/token", false},
+		{"http", "203.0.113.5", "http://realm.example.com/token", false},
+		{"https", "registry.example.com", "https://registry.example.com/token", true},
+		{"https", "registry.example.com", "http://registry.example.com/token", false},
 	} {
 		to, _ := url.Parse(tc.realm)
-		s, err := registrySecret(n, user)(tc.registry, to)
+		s, err := registrySecret(n, tc.scheme, user)(tc.registry, to)
 		ce := (*CleartextError)(nil)
 		switch {
 		case tc.ok && (err != nil || s.User != "u" || s.Password != "secret"):

@@ -53,7 +53,7 @@ func newOCILocation(u *url.URL, n *netConfig) (transport, error) {
 // another machine unless the repository allows it.
 func newRegistryClient(ref oci.Ref, user *url.Userinfo, n *netConfig) *oci.Client {
 	return oci.NewClient(ref, oci.Options{Transport: newTransport(), CheckRedirect: checkRedirect, UserAgent: userAgent,
-		Credentials: registrySecret(n, user), Again: n.again})
+		Credentials: registrySecret(n, ref.HTTPScheme(), user), Again: n.again})
 }
 
 // again waits before a request of a registry client's own (a push's) that the registry or
@@ -68,12 +68,11 @@ func (s *netConfig) again(ctx context.Context, err error, attempt int) error {
 	return s.pause(ctx, err, attempt)
 }
 
-// registrySecret returns the credentials of a registry: of n (read when asked: n.creds is
-// set once every location is parsed), else user, the user information of its URL; none in
-// cleartext to another machine, but user to the registry's own host and port, as an
-// http:// URL's is sent as written (docs/config.md#credentials), and never to a token
-// realm elsewhere that the user did not write.
-func registrySecret(n *netConfig, user *url.Userinfo) oci.Credentials {
+// registrySecret returns the credentials of a registry spoken to in scheme: of n (read
+// when asked: n.creds is set once every location is parsed), else user, the user
+// information of its URL; none in cleartext to another machine, but user to the scheme,
+// host and port written, as an http:// URL's is sent (docs/config.md#credentials).
+func registrySecret(n *netConfig, scheme string, user *url.Userinfo) oci.Credentials {
 	return func(host string, to *url.URL) (oci.Secret, error) {
 		cr, from, err := n.creds.credential(host)
 		if err != nil {
@@ -86,7 +85,7 @@ func registrySecret(n *netConfig, user *url.Userinfo) oci.Credentials {
 		switch {
 		case from == fromNone:
 			return oci.Secret{}, nil
-		case from == fromURL && strings.EqualFold(to.Host, host): // as written, to the host written
+		case from == fromURL && to.Scheme == scheme && strings.EqualFold(to.Host, host): // as written
 		case to.Scheme != "https" && (n.creds == nil || !n.creds.cleartext) && !loopback(to.Hostname()):
 			if from == fromDefault {
 				return oci.Secret{}, nil

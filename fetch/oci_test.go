@@ -243,7 +243,7 @@ func TestRegistrySecret(t *testing.T) {
 		}
 		l := s.t.(*ociLocation)
 		u, _ := url.Parse(tc.loc)
-		got, err := registrySecret(s.netConfig, u.User)(l.ref.Host, tc.to)
+		got, err := registrySecret(s.netConfig, l.ref.HTTPScheme(), u.User)(l.ref.Host, tc.to)
 		if got != tc.want || (err != nil) != tc.err {
 			t.Errorf("%s: %v, %v; want %v, error %v", tc.name, got, err, tc.want, tc.err)
 		}
