@@ -102,7 +102,7 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 	if err != nil {
 		return nil, err
 	}
-	res := a.added(added.Package, added.Replaced, added.Packages)
+	res := a.added(added.Package, added.Replaced, added.Index)
 	res.Meta, res.Created, res.Dropped = added.Meta, added.Created, added.Dropped
 	return res, nil
 }

@@ -68,7 +68,7 @@ func Add(ctx context.Context, dir, archivePath string, p Package, replace bool, 
 type Added struct {
 	Package  Package   // the entry as written
 	Meta     Meta      // the index's, as written
-	Packages []Package // the index's entries, as written
+	Index    []Package // the index's entries, as written
 	Created  bool      // dir had no index.json
 	Replaced []Package // the entry of the same name, version and platform whose place it took, if any (itself, added again, included)
 	Dropped            // the archive of Replaced, where no entry names it now
@@ -149,7 +149,7 @@ func place(dir, archivePath string, remote bool, p Package, replace bool, s *Sig
 	if err := writeIndex(dir, ix, s); err != nil {
 		return nil, err
 	}
-	res.Meta, res.Packages = ix.Meta, ix.Packages
+	res.Meta, res.Index = ix.Meta, ix.Packages
 	res.Dropped = dropArchives(dir, res.Replaced, ix.Packages)
 	return res, nil
 }
