@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -110,10 +111,6 @@ func (f *Fetcher) fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 		}
 	}
 	order := largestFirst(pkgs)
-	var (
-		mu        sync.Mutex
-		readyErrs []error // what ready returned, to tell from a fetch's error
-	)
 	err := parallel.Each(ctx, len(order), f.Jobs, func(ctx context.Context, k int) error {
 		i := order[k]
 		a := fetches[pkgs[i].SHA256]
@@ -121,19 +118,13 @@ func (f *Fetcher) fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 		if a.err != nil || ready == nil {
 			return a.err
 		}
-		err := ready(ctx, i, a.tar)
-		if err != nil {
-			mu.Lock()
-			readyErrs = append(readyErrs, err)
-			mu.Unlock()
-		}
-		return err
+		return ready(ctx, i, a.tar)
 	})
 	if err == nil || ctx.Err() != nil { // the caller's cancellation stopped them all
 		return err
 	}
-	if slices.ContainsFunc(readyErrs, func(r error) bool { return errors.Is(err, r) }) {
-		return err // staging failed: what was not fetched has no part in it
+	if !slices.ContainsFunc(slices.Collect(maps.Values(fetches)), func(a *archiveFetch) bool { return a.err == err }) {
+		return err // ready's, no fetch's: what was not fetched has no part in it
 	}
 	var unfetched []repo.Package // one package an archive, the largest first
 	for _, i := range order {
