@@ -231,14 +231,27 @@ func (r *Root) leftUnfinished() bool {
 			return false
 		}
 	}
-	fd, err := unix.Openat(r.fd[meta], "lock", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	lock, free, err := r.peekLock()
 	if err != nil {
 		return false
 	}
-	lock := os.NewFile(uintptr(fd), r.path(".pkg", "lock"))
-	defer lock.Close()
-	free, err := tryLock(lock, unix.LOCK_SH) // released with the file: others looking do not see it
-	return err == nil && free
+	lock.Close()
+	return free
+}
+
+// peekLock opens r's lock and reports whether no command holds it, by a shared lock that
+// only looks: released with the file, which the caller closes, others looking do not see it.
+func (r *Root) peekLock() (lock *os.File, free bool, err error) {
+	fd, err := unix.Openat(r.fd[meta], "lock", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	lock = os.NewFile(uintptr(fd), r.path(".pkg", "lock"))
+	if free, err = tryLock(lock, unix.LOCK_SH); err != nil {
+		lock.Close()
+		return nil, false, err
+	}
+	return lock, free, nil
 }
 
 // ErrLost is the cause of the *db.DamagedError that Open, OpenReadOnly, View and Exists
@@ -323,11 +336,9 @@ func View(dir string, o Options, busy func(holder string), fn func(d *db.DB) err
 // tellBusy calls busy with the holder of r's lock, if a command holds it, or with "" if a
 // command was cut short in the middle of a change.
 func (r *Root) tellBusy(busy func(holder string)) {
-	if fd, err := unix.Openat(r.fd[meta], "lock", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
-		lock := os.NewFile(uintptr(fd), r.path(".pkg", "lock"))
+	if lock, free, err := r.peekLock(); err == nil {
 		defer lock.Close()
-		// A shared lock, released at once, only looks: others looking do not see it.
-		if locked, err := tryLock(lock, unix.LOCK_SH); err == nil && !locked {
+		if !free {
 			busy(readOwner(lock))
 			return
 		}
