@@ -142,6 +142,7 @@ type DB struct {
 	created   bool // by Open
 	fresh     bool // made by create, at its temporary name until a write makes it durable (adopt); d.mu is held
 	unchecked bool // Options.Unchecked
+	noCreate  bool // Options.NoCreate: without the root's lock, so it never adopts
 
 	mu     sync.Mutex // held by each transaction
 	hold   bool       // Options.Hold, until Release
@@ -202,7 +203,7 @@ type Options struct {
 
 // Open returns the database at path, creating it if it does not exist.
 func Open(path string, o Options) (*DB, error) {
-	d := &DB{path: path, dir: o.Dir, ctx: o.Context, timeout: o.Timeout, hold: o.Hold, unchecked: o.Unchecked}
+	d := &DB{path: path, dir: o.Dir, ctx: o.Context, timeout: o.Timeout, hold: o.Hold, unchecked: o.Unchecked, noCreate: o.NoCreate}
 	_, err := d.size(path)
 	if errors.Is(err, fs.ErrNotExist) && d.holdsCommit() {
 		// A new root's database whose link a crash took, not its records: a commit that
@@ -345,9 +346,10 @@ func (d *DB) holdsCommit() bool {
 }
 
 // settle adopts a database that create made and no write transaction followed: synced
-// first (or one holdsCommit found). d.mu is held.
+// first (or one holdsCommit found), unless d is a reader's (Options.NoCreate), which
+// leaves the link to the holder of the root's lock. d.mu is held.
 func (d *DB) settle() error {
-	if !d.fresh {
+	if !d.fresh || d.noCreate {
 		return nil
 	}
 	f, err := d.openFile(d.path+".new", os.O_RDONLY, 0)

@@ -790,8 +790,16 @@ func TestAdoptAfterCrash(t *testing.T) {
 	}
 	if ro, err := Open(path, Options{NoCreate: true}); err != nil {
 		t.Errorf("a reader's Open of the database at its temporary name: %v", err)
-	} else if p, err := ro.Get("a"); err != nil || p.Version != "1" {
-		t.Errorf("a reader's Get at the temporary name = %+v, %v; want a 1", p, err)
+	} else {
+		if p, err := ro.Get("a"); err != nil || p.Version != "1" {
+			t.Errorf("a reader's Get at the temporary name = %+v, %v; want a 1", p, err)
+		}
+		if err := ro.Release(); err != nil {
+			t.Error(err)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the database after a reader's Release: %v; want it left to the lock's holder to take", err)
+		}
 	}
 	if p, err := open(t, path).Get("a"); err != nil || p.Version != "1" {
 		t.Errorf("Get after the crash = %+v, %v; want a 1", p, err)
