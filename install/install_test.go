@@ -386,6 +386,15 @@ func TestStrayNewDatabase(t *testing.T) {
 	if _, err := Open(context.Background(), dir, Options{}); !errors.Is(err, ErrLost) {
 		t.Errorf("Open with the database lost: %v; want ErrLost", err)
 	}
+
+	// A stray left where the database was lost first, which no Open removed.
+	must(t, os.WriteFile(filepath.Join(dir, ".pkg", "db.new"), empty, 0o644))
+	if _, err := OpenReadOnly(dir, Options{}); !errors.Is(err, ErrLost) {
+		t.Errorf("OpenReadOnly with the database lost beside an empty db.new: %v; want ErrLost", err)
+	}
+	if _, err := Open(context.Background(), dir, Options{}); !errors.Is(err, ErrLost) {
+		t.Errorf("Open with the database lost beside an empty db.new: %v; want ErrLost", err)
+	}
 }
 
 // TestDatabaseLost deletes the database of a root with a package installed: the root

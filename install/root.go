@@ -271,9 +271,19 @@ func (r *Root) lost() error {
 	if r.fd[meta] < 0 && r.fd[bin] < 0 {
 		return nil
 	}
-	var st unix.Stat_t
-	for _, name := range []string{"db", "db.new"} {
-		if r.fd[meta] >= 0 && !errors.Is(unix.Fstatat(r.fd[meta], name, &st, unix.AT_SYMLINK_NOFOLLOW), unix.ENOENT) {
+	if r.fd[meta] >= 0 {
+		var st unix.Stat_t
+		if !errors.Is(unix.Fstatat(r.fd[meta], "db", &st, unix.AT_SYMLINK_NOFOLLOW), unix.ENOENT) {
+			return nil
+		}
+		// db.new counts only where it holds a commit: an empty one never adopted records nothing.
+		d, err := r.openDB(db.Options{Timeout: r.o.LockTimeout, NoCreate: true})
+		if err == nil {
+			d.Release()
+			r.metaDir.Close()
+			r.metaDir = nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 	}
