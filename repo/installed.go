@@ -128,19 +128,19 @@ func (ix *Index) outdatedNPM(npm []Package, holds []Hold) []Outdated {
 			}
 		}
 		if o.Allowed == o.Installed && o.Held == "" {
-			o.Beside = newerBeside(npm, p)
+			o.Beside = NewerBeside(npm, p)
 		}
 		out = append(out, o)
 	}
 	return out
 }
 
-// newerBeside returns the newest version of p's name among the npm instances npm where it
-// is newer than p's, else "".
-func newerBeside(npm []Package, p Package) string {
+// NewerBeside returns the newest version of the npm instance p's name among the npm
+// instances of pkgs where it is newer than p's, else "".
+func NewerBeside(pkgs []Package, p Package) string {
 	newest := p
-	for _, q := range npm {
-		if q.Name == p.Name && compareKind(q, newest) > 0 {
+	for _, q := range pkgs {
+		if q.Kind == KindNPM && q.Name == p.Name && compareKind(q, newest) > 0 {
 			newest = q
 		}
 	}

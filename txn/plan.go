@@ -506,7 +506,7 @@ func upgradePlan(root string, ix *Catalog, before []db.Record, reqs []repo.Requi
 			}
 		}
 		if _, asked := requested[repo.InstanceKey(h.Package.Kind, held.Name, held.From)]; !asked && !slices.Contains(names, held.Name) && h.Package.Kind == repo.KindNPM && len(h.LedBy) > 0 {
-			held.Beside = newerBeside(pkgs, held)
+			held.Beside = repo.NewerBeside(pkgs, repo.Package{Kind: repo.KindNPM, Name: held.Name, Version: held.Version}) // of what the upgrade leaves
 		}
 		p.Held = append(p.Held, held)
 	}
@@ -536,21 +536,6 @@ func ownHold(h repo.Held, pkgs []repo.Package, requested map[string]repo.Require
 	}
 	h.Package, h.Hold = pkgs[i], &repo.Requirement{Name: own.Name, Constraints: own.Constraints}
 	return h
-}
-
-// newerBeside returns the newest version of h's npm name in pkgs, what an upgrade leaves,
-// where it is newer than h's, else "".
-func newerBeside(pkgs []repo.Package, h Held) string {
-	newest := repo.Package{Kind: repo.KindNPM, Name: h.Name, Version: h.Version}
-	for _, q := range pkgs {
-		if q.Kind == repo.KindNPM && q.Name == h.Name && q.CompareVersion(newest) > 0 {
-			newest = q
-		}
-	}
-	if newest.Version == h.Version {
-		return ""
-	}
-	return newest.Version
 }
 
 // movesOther reports whether install, what an upgrade installs, moves an instance of h's
