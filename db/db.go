@@ -235,9 +235,9 @@ func Open(path string, o Options) (*DB, error) {
 // unless it holds a commit and is another file: create makes it only where no database
 // is at d.path, so it is adopt's own link, cut short before its removal, or an empty
 // database never adopted (one a repair put a database in the place of, or one that an
-// older pkg's repair left so), which Open would otherwise take for a first commit's were
-// the database lost. The caller holds the root's lock. Best effort and unsynced: a crash
-// that brings it back leaves it for the next Open.
+// older pkg's repair left so): clutter in .pkg/ that nothing reads. The caller holds the
+// root's lock. Best effort and unsynced: a crash that brings it back leaves it for the next
+// Open.
 func (d *DB) dropStray() {
 	tmp := d.path + ".new"
 	a, err := d.stat(tmp)

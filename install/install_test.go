@@ -364,8 +364,9 @@ func TestStageFull(t *testing.T) {
 }
 
 // TestStrayNewDatabase gives a root with a package installed the empty database an
-// older pkg's repair left beside its own (db.new): Open removes it, so that a database
-// lost later is not taken for a first change's, and the root's trees for no package's.
+// older pkg's repair left beside its own (db.new): Open removes it; and a database lost
+// beside such a stray, removed or not, is lost (ErrLost), not a first change's, which would
+// leave the root's trees to no package.
 func TestStrayNewDatabase(t *testing.T) {
 	base := t.TempDir()
 	other := filepath.Join(base, "other")
