@@ -279,6 +279,41 @@ func TestURLCredentialDenied(t *testing.T) {
 	}
 }
 
+// TestNetrcCredentialDenied: a repository that refuses the netrc entry of its host, or the
+// netrc default, is a *DeniedError whose Credential names that entry and the file, so that
+// the advice is to check it, not to add one; an entry of another host sent nothing.
+func TestNetrcCredentialDenied(t *testing.T) {
+	srv, _ := authServer(t, "Bearer other")
+	host := strings.TrimPrefix(srv.URL, "http://")
+	host = host[:strings.LastIndexByte(host, ':')]
+	for _, tc := range []struct {
+		text, want string
+	}{
+		{"machine " + host + " login u password wrongPW2\n", "machine " + host + " in "},
+		{"default login u password wrongPW2\n", "the default entry of "},
+		{"machine example.org login u password wrongPW2\n", ""},
+	} {
+		netrc := writeNetrc(t, tc.text)
+		s, err := NewSource(srv.URL, Options{Netrc: netrc, Repo: "team"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = openCache(t).indexOnly(t.Context(), s)
+		want := ""
+		if tc.want != "" {
+			want = tc.want + netrc
+		}
+		de := (*DeniedError)(nil)
+		if !errors.As(err, &de) || de.Credential != want || de.URL {
+			t.Errorf("netrc %q: %v (%+v), want a *DeniedError with Credential %q", tc.text, err, de, want)
+			continue
+		}
+		if strings.Contains(err.Error(), "wrongPW2") {
+			t.Errorf("netrc %q: %q shows the password", tc.text, err)
+		}
+	}
+}
+
 // TestRegistrySecretCleartext: a registry's credentials, its URL's user information too,
 // go to a token realm over plain http only where the realm is on this machine: a registry
 // on 127.0.0.1 (plain http) whose challenge names an http realm elsewhere is refused. The

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 
 	"pkg/internal/termtext"
@@ -9,10 +10,11 @@ import (
 
 // DeniedError is a request the repository refused to authorize (ErrDenied), as the calls
 // that read its index or archives return it, with what the advice on it needs: where the
-// credential the repository was given came from ("" for none of its own: a netrc entry or
-// a URL's user information may still have been sent), whether, without one of its own,
+// credential the repository was given came from (Options.CredentialFrom; without one of
+// its own and of its URL, the netrc entry of its host that was sent, "machine HOST in
+// FILE" or "the default entry of FILE"; "" for none), whether, without one of its own,
 // its URL's user information was sent, the variables one is looked for in
-// (Options.CredentialFrom, Options.CredentialVars), and which repository it is.
+// (Options.CredentialVars), and which repository it is.
 type DeniedError struct {
 	Err        error
 	Credential string
@@ -20,6 +22,10 @@ type DeniedError struct {
 	Vars       []string
 	Repo       string // its name (Options.Repo), "" where not known
 	Location   string // its location, without user information
+
+	netrc     string   // the netrc file its requests read (Options.Netrc), "" for none
+	locs      []string // its location and mirrors, as given
+	cleartext bool     // Options.CleartextCredentials
 }
 
 func (e *DeniedError) Error() string { return e.Err.Error() }
@@ -28,7 +34,7 @@ func (e *DeniedError) Unwrap() error { return e.Err }
 // refusal is what a *DeniedError of the repository at locs, its location and mirrors,
 // authenticated with o, says of the credential it was given; its Err is not set.
 func refusal(o Options, locs ...string) DeniedError {
-	d := DeniedError{Credential: o.CredentialFrom, Vars: o.CredentialVars, Repo: o.Repo}
+	d := DeniedError{Credential: o.CredentialFrom, Vars: o.CredentialVars, Repo: o.Repo, netrc: o.Netrc, locs: locs, cleartext: o.CleartextCredentials}
 	if len(locs) > 0 {
 		d.Location = termtext.WithoutCredentials(locs[0])
 	}
@@ -47,7 +53,38 @@ func (d DeniedError) denied(err error) error {
 		return err
 	}
 	d.Err = err
+	if d.Credential == "" && !d.URL {
+		d.Credential = d.netrcEntry()
+	}
 	return &d
+}
+
+// netrcEntry names the netrc entry that d's requests sent, where they had no credential
+// of the repository's own or of its URL: the machine of the first of its hosts that has
+// one, else the default entry, which goes in plain http only to this machine (or with
+// Options.CleartextCredentials); "" for none. The file was read by the request refused.
+func (d DeniedError) netrcEntry() string {
+	if d.netrc == "" {
+		return ""
+	}
+	n, err := readNetrc(d.netrc)
+	if err != nil || n == nil {
+		return ""
+	}
+	var def string
+	for _, l := range d.locs {
+		u, err := url.Parse(l)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		switch _, from := n.credential(u.Hostname()); {
+		case from == fromNetrc:
+			return fmt.Sprintf("machine %s in %s", termtext.Printable(u.Hostname()), termtext.Printable(d.netrc))
+		case from == fromDefault && def == "" && (d.cleartext || loopback(u.Hostname()) || u.Scheme != "http" && u.Scheme != "oci+http"):
+			def = "the default entry of " + termtext.Printable(d.netrc)
+		}
+	}
+	return def
 }
 
 // denied returns err as a *DeniedError where it is ErrDenied and not one already.

@@ -179,17 +179,26 @@ func TestPushCredentialRefused(t *testing.T) {
 	e, dir := toolRepo(t)
 	reg := testregistry.New(t)
 	reg.Users = map[string]string{"bob": "s3cret"}
+	netrc := filepath.Join(t.TempDir(), "netrc")
+	host, _, _ := strings.Cut(strings.TrimPrefix(reg.URL(), "oci://"), ":")
+	if err := os.WriteFile(netrc, []byte("machine "+host+" login bob password WrongPass\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		name, target, user, want string
+		name, target, user, netrc, want string
 	}{
-		{"none", reg.URL(), "", "pkg: hint: if the repository main (" + reg.URL() + ") needs credentials, set PKG_REPO_MAIN_TOKEN (or PKG_REPO_MAIN_USERNAME and PKG_REPO_MAIN_PASSWORD)"},
-		{"variables", reg.URL(), "bob", "pkg: hint: the repository main (" + reg.URL() + ") refused the credential of PKG_REPO_MAIN_USERNAME and PKG_REPO_MAIN_PASSWORD"},
-		{"URL", strings.Replace(reg.URL(), "://", "://bob:WrongPass@", 1), "", "pkg: hint: the repository main (" + reg.URL() + ") refused the credential in the URL"},
+		{"none", reg.URL(), "", "", "pkg: hint: if the repository main (" + reg.URL() + ") needs credentials, set PKG_REPO_MAIN_TOKEN (or PKG_REPO_MAIN_USERNAME and PKG_REPO_MAIN_PASSWORD)"},
+		{"variables", reg.URL(), "bob", "", "pkg: hint: the repository main (" + reg.URL() + ") refused the credential of PKG_REPO_MAIN_USERNAME and PKG_REPO_MAIN_PASSWORD"},
+		{"URL", strings.Replace(reg.URL(), "://", "://bob:WrongPass@", 1), "", "", "pkg: hint: the repository main (" + reg.URL() + ") refused the credential in the URL"},
+		{"netrc", reg.URL(), "", netrc, "pkg: hint: the repository main (" + reg.URL() + ") refused the credential of machine " + host + " in " + netrc + ": check that it is current"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.user != "" {
 				t.Setenv("PKG_REPO_MAIN_USERNAME", tc.user)
 				t.Setenv("PKG_REPO_MAIN_PASSWORD", "WrongPass")
+			}
+			if tc.netrc != "" {
+				t.Setenv("NETRC", tc.netrc)
 			}
 			_, stderr, code := e.pkg("repo", "push", dir, tc.target)
 			if code != 1 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "WrongPass") || strings.Contains(stderr, "bob") {
