@@ -350,8 +350,8 @@ func (l *Lock) resolve(ix *Index, reqs []Requirement) ([]Package, error) {
 }
 
 // Outdated re-resolves the lock's requirements against ix, for each of its platforms, and
-// returns an error naming the first package whose resolution differs from what is locked,
-// or nil.
+// returns an error naming the packages whose resolution differs from what is locked, for
+// the first platform where one does, or nil.
 func (l *Lock) Outdated(ix *Index) error {
 	for _, platform := range l.platforms() {
 		err := l.outdatedFor(ix.ForPlatform(platform), platform)
@@ -400,32 +400,47 @@ func (l *Lock) platforms() []string {
 // A staleError is a lockfile whose requirements resolve otherwise now (Outdated):
 // for Platform ("" for a lock of any), the package Locked is locked and the
 // index resolves Now, one of them the zero Package where the package is in the
-// other alone, both of one version where its archive changed; or they no
+// other alone, both of one version where its archive changed; Also are the other
+// packages that differ for Platform, each so (its Platform and Also unset). Or they no
 // longer resolve, for Err.
 type staleError struct {
 	Platform    string
 	Locked, Now Package
+	Also        []staleError
 	Err         error
 }
 
+// maxStaleNamed bounds the packages a staleError names after the first.
+const maxStaleNamed = 5
+
 func (e *staleError) Error() string {
-	var why string
-	switch {
-	case e.Err != nil:
-		why = "its requirements no longer resolve: " + e.Err.Error()
-	case e.Locked.Name == "":
-		why = fmt.Sprintf("%s %s is now required and not locked", e.Now.Name, e.Now.Version)
-	case e.Now.Name == "":
-		why = fmt.Sprintf("%s %s is locked and no longer required", e.Locked.Name, e.Locked.Version)
-	case e.Locked.Version != e.Now.Version:
-		why = fmt.Sprintf("%s is locked at %s, the index now resolves %s", e.Now.Name, e.Locked.Version, e.Now.Version)
-	default:
-		why = fmt.Sprintf("%s %s is locked with sha256 %s, the index now has %s", e.Now.Name, e.Now.Version, e.Locked.SHA256, e.Now.SHA256)
+	why := e.why()
+	for i, a := range e.Also {
+		if i == maxStaleNamed {
+			why += fmt.Sprintf("; and %d more", len(e.Also)-i)
+			break
+		}
+		why += "; " + a.why()
 	}
 	if e.Platform != "" {
 		why = "for " + e.Platform + ": " + why
 	}
 	return "lockfile is out of date: " + why
+}
+
+// why says how the package of e differs, or why its requirements do not resolve.
+func (e *staleError) why() string {
+	switch {
+	case e.Err != nil:
+		return "its requirements no longer resolve: " + e.Err.Error()
+	case e.Locked.Name == "":
+		return fmt.Sprintf("%s %s is now required and not locked", e.Now.Name, e.Now.Version)
+	case e.Now.Name == "":
+		return fmt.Sprintf("%s %s is locked and no longer required", e.Locked.Name, e.Locked.Version)
+	case e.Locked.Version != e.Now.Version:
+		return fmt.Sprintf("%s is locked at %s, the index now resolves %s", e.Now.Name, e.Locked.Version, e.Now.Version)
+	}
+	return fmt.Sprintf("%s %s is locked with sha256 %s, the index now has %s", e.Now.Name, e.Now.Version, e.Locked.SHA256, e.Now.SHA256)
 }
 
 func (e *staleError) Unwrap() error { return e.Err }
@@ -447,23 +462,27 @@ func (l *Lock) outdatedFor(ix *Index, platform string) error {
 		locked[p.Key()] = p
 	}
 	slices.SortFunc(now, compareLines)
+	var differ []staleError
 	for _, p := range now {
 		q, ok := locked[p.Key()]
 		if !ok && p.npm() {
 			q = movedInstance(mine, now, p)
 		}
-		switch {
-		case !ok || q.Version != p.Version || q.SHA256 != p.SHA256:
-			return &staleError{Platform: platform, Locked: q, Now: p}
+		if !ok || q.Version != p.Version || q.SHA256 != p.SHA256 {
+			differ = append(differ, staleError{Locked: q, Now: p})
 		}
 		delete(locked, p.Key())
+		delete(locked, q.Key())
 	}
 	for _, p := range mine {
 		if _, ok := locked[p.Key()]; ok {
-			return &staleError{Platform: platform, Locked: p}
+			differ = append(differ, staleError{Locked: p})
 		}
 	}
-	return nil
+	if len(differ) == 0 {
+		return nil
+	}
+	return &staleError{Platform: platform, Locked: differ[0].Locked, Now: differ[0].Now, Also: differ[1:]}
 }
 
 // movedInstance returns the instance of mine, the locked packages, of the npm name of p

@@ -462,6 +462,31 @@ func TestLockOutdated(t *testing.T) {
 	}
 }
 
+// TestLockOutdatedNames: where several packages resolve otherwise now (a security update
+// of a program and its library), the error names each of them, not the first alone, and
+// past maxStaleNamed, how many more.
+func TestLockOutdatedNames(t *testing.T) {
+	l := testLock(t, lockIndex, "app", "tool<2")
+	err := l.Outdated(testIndex(append(lockIndex, "tool 1.1", "lib 1.9")...))
+	var se *staleError
+	if !stale(err, "", "lib 1.5", "lib 1.9") || !errors.As(err, &se) || len(se.Also) != 1 ||
+		se.Also[0].Locked.Version != "1.0" || se.Also[0].Now.Name != "tool" || se.Also[0].Now.Version != "1.1" {
+		t.Fatalf("Outdated with lib 1.9 and tool 1.1 out: %#v, want lib 1.5 to 1.9, also tool 1.0 to 1.1", err)
+	}
+	want := "lockfile is out of date: lib is locked at 1.5, the index now resolves 1.9; tool is locked at 1.0, the index now resolves 1.1"
+	if err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err, want)
+	}
+
+	many := &staleError{Locked: Package{Name: "p0", Version: "1"}}
+	for i := 1; i <= maxStaleNamed+2; i++ {
+		many.Also = append(many.Also, staleError{Locked: Package{Name: fmt.Sprintf("p%d", i), Version: "1"}})
+	}
+	if got := many.Error(); !strings.Contains(got, "; p5 1 is locked and no longer required; and 2 more") || strings.Contains(got, "p6") {
+		t.Errorf("Error() = %q, want p0 to p5 named and 2 more", got)
+	}
+}
+
 // TestLockOutdatedNPM: a locked npm package the index now resolves to another version is
 // said to be locked at one version and resolved at the other, as any package is, not
 // taken for a new package (an npm instance's key holds its version).
