@@ -553,12 +553,17 @@ func outdatedHint(oe *txn.OutdatedError) string {
 		repo.JoinRequirements(oe.Unresolved), shell.Quote(oe.Path), shell.Quote(oe.Path), repo.JoinRequirements(oe.Unresolved), strings.Join(args, " "))
 }
 
-// goneSyncHint says what to do about an archive not where a sync's lockfile records it:
-// name where the repository is now, or lock again where the publisher removed it.
+// goneSyncHint says what to do about an archive not where a sync's or a run's lockfile
+// records it: name where the repository is now, or lock again where the publisher removed
+// it.
 func goneSyncHint(ge *goneSyncError) string {
 	repo := "LOCATION"
 	if ge.Several {
 		repo = "NAME=LOCATION" // NAME the lockfile's, of the repository that moved
+	}
+	if ge.Run != "" {
+		return fmt.Sprintf("the archive is not where %s records it: if its repository moved, run from where it is now with 'pkg --repo %s run --lock %s %s' (the archives must match the lockfile's sha256); if its publisher removed it, 'pkg lock -o %s' locks the requirements again",
+			shell.Quote(ge.Path), repo, shell.Quote(ge.Path), shell.Quote(ge.Run), shell.Quote(ge.Path))
 	}
 	return fmt.Sprintf("the archive is not where %s records it: if its repository moved, sync from where it is now with 'pkg --repo %s sync -f %s' (the archives must match the lockfile's sha256); if its publisher removed it, 'pkg lock -o %s' locks the requirements again",
 		shell.Quote(ge.Path), repo, shell.Quote(ge.Path), shell.Quote(ge.Path))

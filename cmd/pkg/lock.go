@@ -163,6 +163,7 @@ func sized(err error, set func(*sizeError)) error {
 type goneSyncError struct {
 	Path    string
 	Several bool
+	Run     string // the package of a run of the lockfile (pkg run --lock), "" for a sync
 	error
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -351,6 +352,43 @@ func TestRunLockHints(t *testing.T) {
 		}
 	}
 	if out, stderr, code := e.exec("--repo", "repo="+moved, "run", "--lock", lock, "tool"); out != "tool 1\n" || code != 0 {
+		t.Errorf("run --lock as the hint says: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
+// TestRunLockMovedHTTP runs a lockfile whose repository, over HTTP, moved: the archive's
+// 404 is advised, as a sync's is, the run with --repo naming where it is now (a run of a
+// lockfile reads no index to tell that the repository, not the archive, is gone) and the
+// lock again, which that run then takes.
+func TestRunLockMovedHTTP(t *testing.T) {
+	base := t.TempDir()
+	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
+	files := http.FileServer(http.Dir(filepath.Join(base, "repo")))
+	var moved atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		prefix := "/old"
+		if moved.Load() {
+			prefix = "/new"
+		}
+		http.StripPrefix(prefix, files).ServeHTTP(w, r) // 404 for the other prefix
+	}))
+	t.Cleanup(srv.Close)
+	e.repo = srv.URL + "/old/"
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("lock", "-o", lock, "tool")
+	moved.Store(true)
+	e.repo = ""
+	_, stderr, code := e.exec("run", "--lock", lock, "tool")
+	for _, want := range []string{
+		"--repo LOCATION run --lock " + lock + " tool' (the archives must match the lockfile's sha256)",
+		" lock -o " + lock + "' locks the requirements again",
+	} {
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("run --lock from a repository that moved: exit %d, %q; want a hint with %q", code, stderr, want)
+		}
+	}
+	if out, stderr, code := e.exec("--repo", srv.URL+"/new/", "run", "--lock", lock, "tool"); out != "tool 1\n" || code != 0 {
 		t.Errorf("run --lock as the hint says: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 }
