@@ -44,10 +44,7 @@ func TestLargestFirst(t *testing.T) {
 // largestFirst, not in the order given.
 func TestFetchLargestFirst(t *testing.T) {
 	w := newWorld(t)
-	var pkgs []repo.Package
-	for i, size := range []int{100, 5000, 100, 20000} {
-		pkgs = append(pkgs, addSized(t, w.repo, fmt.Sprintf("p%d", i), size))
-	}
+	pkgs := addSizes(t, w.repo, 100, 5000, 100, 20000)
 	f := &txn.Fetcher{Source: w.index("").Source, Jobs: 1, Cache: w.cache}
 	var mu sync.Mutex
 	var got []int
@@ -63,6 +60,17 @@ func TestFetchLargestFirst(t *testing.T) {
 	if want := []int{3, 1, 0, 2}; !slices.Equal(got, want) {
 		t.Errorf("ready's order %v, want %v: by size, the largest first", got, want)
 	}
+}
+
+// addSizes adds to the repository in dir a package of each of sizes, p0, p1 and so on
+// (addSized).
+func addSizes(t *testing.T, dir string, sizes ...int) []repo.Package {
+	t.Helper()
+	pkgs := make([]repo.Package, len(sizes))
+	for i, size := range sizes {
+		pkgs[i] = addSized(t, dir, fmt.Sprintf("p%d", i), size)
+	}
+	return pkgs
 }
 
 // addSized adds to the repository in dir the package name at version 1, whose one file,
@@ -95,10 +103,7 @@ func addSized(t *testing.T, dir, name string, size int) repo.Package {
 // failure, the packages of the archives it did not fetch, three and a count of the rest.
 func TestFetchNamesUnfetched(t *testing.T) {
 	w := newWorld(t)
-	var pkgs []repo.Package
-	for i, size := range []int{100, 5000, 3000, 20000, 1500} {
-		pkgs = append(pkgs, addSized(t, w.repo, fmt.Sprintf("p%d", i), size))
-	}
+	pkgs := addSizes(t, w.repo, 100, 5000, 3000, 20000, 1500)
 	f := &txn.Fetcher{Source: w.index("").Source, Jobs: 1, Cache: w.cache}
 	if err := os.Remove(filepath.Join(w.repo, pkgs[3].Archive)); err != nil { // the largest, fetched first
 		t.Fatal(err)
@@ -118,10 +123,7 @@ func TestFetchNamesUnfetched(t *testing.T) {
 // another reason.
 func TestFetchReadyFails(t *testing.T) {
 	w := newWorld(t)
-	var pkgs []repo.Package
-	for i, size := range []int{100, 5000, 3000, 20000, 1500} {
-		pkgs = append(pkgs, addSized(t, w.repo, fmt.Sprintf("p%d", i), size))
-	}
+	pkgs := addSizes(t, w.repo, 100, 5000, 3000, 20000, 1500)
 	f := &txn.Fetcher{Source: w.index("").Source, Jobs: 1, Cache: w.cache}
 	full := errors.New("no space left for p3")
 	err := f.Fetch(context.Background(), pkgs, func(_ context.Context, i int, _ string) error {
