@@ -123,6 +123,12 @@ func (f *Fetcher) fetch(ctx context.Context, pkgs []repo.Package, ready func(ctx
 	if err == nil || ctx.Err() != nil { // the caller's cancellation stopped them all
 		return err
 	}
+	return notFetched(err, pkgs, order, fetches)
+}
+
+// notFetched returns err, which stopped the fetches of pkgs (in order, by archive in
+// fetches), naming the packages of the archives not fetched where it is a fetch's.
+func notFetched(err error, pkgs []repo.Package, order []int, fetches map[string]*archiveFetch) error {
 	if !slices.ContainsFunc(slices.Collect(maps.Values(fetches)), func(a *archiveFetch) bool { return a.err == err }) {
 		return err // ready's, no fetch's: what was not fetched has no part in it
 	}
