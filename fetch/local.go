@@ -3,7 +3,8 @@ package fetch
 import (
 	"context"
 	"os"
-	"strings"
+
+	"pkg/repo"
 )
 
 // Local returns a path to read archive from, a path or an http(s) URL: the path itself, or
@@ -11,7 +12,7 @@ import (
 // A download the server refuses is a *DeniedError, which says whether the URL held user
 // information.
 func Local(ctx context.Context, archive string) (path string, remote bool, cleanup func(), err error) {
-	if !strings.HasPrefix(archive, "http://") && !strings.HasPrefix(archive, "https://") {
+	if !repo.IsURL(archive) {
 		return archive, false, func() {}, nil
 	}
 	f, err := os.CreateTemp("", "pkg-download-*")

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"path"
 	"slices"
-	"strings"
 
 	"pkg/fetch"
 	"pkg/install"
@@ -47,7 +46,7 @@ func (e *DownloadError) Unwrap() error { return e.Err }
 func Open(ctx context.Context, location string) (*Archive, error) {
 	local, remote, cleanup, err := fetch.Local(ctx, location)
 	if err != nil {
-		if strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://") {
+		if repo.IsURL(location) {
 			err = &DownloadError{URL: termtext.WithoutCredentials(location), Err: err}
 		}
 		return nil, err

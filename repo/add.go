@@ -105,7 +105,7 @@ func prepare(archivePath, remote string, p Package) (Package, error) {
 	}
 	p.Archive = archiveStem(p) + archiveExt(archivePath) // checked as the index's are
 	if remote != "" {
-		if !isURL(remote) {
+		if !IsURL(remote) {
 			return p, &archiveError{remote, fmt.Sprintf("archive URL %s is not an http(s) URL", remote)}
 		}
 		p.Archive = remote

@@ -51,7 +51,7 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 	for i, p := range pkgs {
 		exts[i] = archiveExt(cmp.Or(p.Archive, archives[i]))
 		remote := ""
-		if isURL(p.Archive) {
+		if IsURL(p.Archive) {
 			remote = p.Archive
 		}
 		p, err := prepare(cmp.Or(p.Archive, archives[i]), remote, p)
@@ -130,12 +130,12 @@ func placeAll(dir string, archives, exts []string, pkgs []Package, ix *Index) (p
 	for i := range pkgs {
 		p := &pkgs[i]
 		name := p.Archive
-		if isURL(p.Archive) {
+		if IsURL(p.Archive) {
 			p.Size, p.SHA256, err = HashFile(archives[i])
 		} else {
 			name, p.Size, p.SHA256, err = archiveFor(dir, archives[i], exts[i], *p, ix)
 		}
-		if err == nil && !isURL(name) && !existed[name] {
+		if err == nil && !IsURL(name) && !existed[name] {
 			existed[name], placed = true, append(placed, name)
 		}
 		if err == nil {

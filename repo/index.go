@@ -664,15 +664,16 @@ func validSHA256(s string) bool {
 // that means the same as a file path and as a URL reference relative to the index: it
 // holds none of the bytes that URL resolution treats specially (":?#%").
 func validArchive(a string) bool {
-	if isURL(a) {
+	if IsURL(a) {
 		u, err := url.Parse(a)
 		return err == nil && u.Host != ""
 	}
 	return validLocal(a) && !strings.ContainsAny(a, ":?#%")
 }
 
-// isURL reports whether an entry's archive is an http(s) URL, not a file of its directory.
-func isURL(archive string) bool {
+// IsURL reports whether an archive's location is an http(s) URL, not a file: an entry's,
+// or one given to be added or inspected.
+func IsURL(archive string) bool {
 	return strings.HasPrefix(archive, "http://") || strings.HasPrefix(archive, "https://")
 }
 
