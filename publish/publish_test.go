@@ -378,6 +378,9 @@ func TestAddRace(t *testing.T) {
 				}
 			})
 			_, err := Add(t.Context(), dir, a, repo.Package{Name: "a", Version: "1", Summary: tt.summary}, false, nil)
+			if won == nil { // the first add failed, said above
+				t.FailNow()
+			}
 			if re := (*repo.RepublishError)(nil); !errors.As(err, &re) || re.Had.SHA256 != won.Package.SHA256 {
 				t.Fatalf("the add that takes the lock second: %v, want a RepublishError naming the first's entry", err)
 			}
