@@ -221,13 +221,7 @@ func (r *Root) keepSound(out *Rebuilt, old *oldRecords) error {
 // (db.Open adopts it), and lost none (treesLost): an empty database made by a command cut
 // short (db.new) records nothing either.
 func (r *Root) unrecorded() bool {
-	d, err := r.openDB(db.Options{Timeout: r.o.LockTimeout, NoCreate: true})
-	if err == nil {
-		d.Release()
-		r.metaDir.Close()
-		r.metaDir = nil
-	}
-	return errors.Is(err, fs.ErrNotExist) && r.treesLost() == nil
+	return errors.Is(r.probeDB(), fs.ErrNotExist) && r.treesLost() == nil
 }
 
 // match finds the record of each tree in pkgs/ among its candidates, and returns those

@@ -277,17 +277,23 @@ func (r *Root) lost() error {
 			return nil
 		}
 		// db.new counts only where it holds a commit: an empty one never adopted records nothing.
-		d, err := r.openDB(db.Options{Timeout: r.o.LockTimeout, NoCreate: true})
-		if err == nil {
-			d.Release()
-			r.metaDir.Close()
-			r.metaDir = nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !errors.Is(r.probeDB(), fs.ErrNotExist) {
 			return nil
 		}
 	}
 	return r.treesLost()
+}
+
+// probeDB opens r's database without creating it and closes it again, returning the
+// error of the open: fs.ErrNotExist where there is none, nor a db.new that holds a commit.
+func (r *Root) probeDB() error {
+	d, err := r.openDB(db.Options{Timeout: r.o.LockTimeout, NoCreate: true})
+	if err == nil {
+		d.Release()
+		r.metaDir.Close()
+		r.metaDir = nil
+	}
+	return err
 }
 
 // treesLost is lost for a root known to have no database: a *db.DamagedError (ErrLost)
