@@ -347,20 +347,14 @@ func placeholderEntries(fd int, member, abs string) ([]string, error) {
 	case err != nil:
 		return nil, &os.PathError{Op: "open", Path: abs, Err: errors.Unwrap(err)}
 	}
-	defer unix.Close(dfd)
-	var names []string
-	buf := make([]byte, 4096)
-	for {
-		n, err := unix.Getdents(dfd, buf)
-		if err != nil {
-			return nil, &os.PathError{Op: "getdents", Path: abs, Err: err}
-		}
-		if n == 0 {
-			slices.Sort(names)
-			return names, nil
-		}
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	f := os.NewFile(uintptr(dfd), abs)
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
 	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // linksPending returns why the prefix may not hold what the records say: the *LinksError
