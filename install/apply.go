@@ -763,7 +763,12 @@ func (e *NeededError) Error() string {
 
 // NamesAll reports whether e's message names every package of By and of Through.
 func (e *NeededError) NamesAll() bool {
-	return len(e.By) <= maxDependentsNamed && !slices.ContainsFunc(slices.Collect(maps.Values(e.Through)), func(t []db.Record) bool { return len(t) > maxDependentsNamed })
+	for _, t := range e.Through {
+		if len(t) > maxDependentsNamed {
+			return false
+		}
+	}
+	return len(e.By) <= maxDependentsNamed
 }
 
 // andMore says, after a list cut short, how many it left out: " and 3 more", or "" for none.
