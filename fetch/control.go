@@ -67,7 +67,7 @@ func readControl(name string, r io.Reader) (*Control, error) {
 // where it is one already (the ar reader's, for a member cut short), so that the member is
 // named once.
 func memberError(name string, err error) error {
-	if de := (*debError)(nil); errors.As(err, &de) {
+	if errors.As(err, new(*debError)) {
 		return err
 	}
 	return &debError{member: name, reason: err}
