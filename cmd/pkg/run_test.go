@@ -28,6 +28,11 @@ type runEnv struct {
 	bin, base string
 }
 
+// newRunEnv returns a runEnv in base, its repository base/repo.
+func newRunEnv(t *testing.T, base string) *runEnv {
+	return &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+}
+
 // publishScript adds package name at version to the repository, one script per command.
 func (e *runEnv) publishScript(name, version string, scripts map[string]string) {
 	e.t.Helper()
@@ -93,7 +98,7 @@ func inodeOf(t *testing.T, path string) uint64 {
 // changed.
 func TestRun(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e := newRunEnv(t, base)
 	e.publishScript("tool", "1", map[string]string{"tool": `echo "tool 1 $*"; if command -v helper >/dev/null; then helper; fi; exit 3`})
 	e.publishScript("helper", "1", map[string]string{"helper": "echo helper 1"})
 	e.publishScript("multi", "1", map[string]string{"a": "echo a", "b": "echo b"})
@@ -229,7 +234,7 @@ func TestRun(t *testing.T) {
 // refused by name, and the user's root is never changed.
 func TestRunLock(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e := newRunEnv(t, base)
 	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
 	e.publishScript("helper", "1", map[string]string{"helper": "echo helper 1"})
 	lock := filepath.Join(base, "pkg.lock")
@@ -269,7 +274,7 @@ func TestRunLock(t *testing.T) {
 // the archives alone, by the lockfile's URLs; so does a run of it repaired.
 func TestRunLockReadsNoIndex(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e := newRunEnv(t, base)
 	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
 	var mu sync.Mutex
 	var asked []string
@@ -327,7 +332,7 @@ func TestRunLockReadsNoIndex(t *testing.T) {
 // lockfile pins ('pkg fetch NAME' would fetch the index's).
 func TestRunLockHints(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e := newRunEnv(t, base)
 	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
 	lock := filepath.Join(base, "pkg.lock")
 	e.ok("lock", "-o", lock, "tool")
@@ -362,7 +367,7 @@ func TestRunLockHints(t *testing.T) {
 // lock again, which that run then takes.
 func TestRunLockMovedHTTP(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e := newRunEnv(t, base)
 	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
 	files := http.FileServer(http.Dir(filepath.Join(base, "repo")))
 	var moved atomic.Bool
@@ -398,7 +403,7 @@ func TestRunLockMovedHTTP(t *testing.T) {
 // scripts and for one that repo add --from wrote of a package-lock.json.
 func TestRunLockRepos(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e := newRunEnv(t, base)
 	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
 	lock := filepath.Join(base, "pkg.lock")
 	e.ok("lock", "-o", lock, "tool")
@@ -433,7 +438,7 @@ func TestRunLockRepos(t *testing.T) {
 // own flags for run come before NAME.
 func TestRunArgs(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e := newRunEnv(t, base)
 	e.publishScript("args", "1", map[string]string{"args": `for a; do echo "[$a]"; done; exit 7`})
 	for _, tt := range []struct {
 		args []string
@@ -472,7 +477,7 @@ func TestRunArgs(t *testing.T) {
 // pkg's flags end, run's flags are not offered, as they would be the command's.
 func TestRunCompletion(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e := newRunEnv(t, base)
 	ran := filepath.Join(base, "ran")
 	e.publishScript("mark", "1", map[string]string{"mark": "echo \"$@\" >> " + ran})
 	complete := bashCompleter(t, e.env)
@@ -501,7 +506,7 @@ func TestRunCompletion(t *testing.T) {
 // root, and the only descriptor of pkg's it inherits is the run root's hold, <set>.used.
 func TestRunScriptPath(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e := newRunEnv(t, base)
 	script := tf("bin/flatsh", "#!/bin/sh\n"+`HOME_DIR=$(cd "$(dirname "$0")/.." && pwd); echo "$(basename "$0"): home=$HOME_DIR"; cat "$HOME_DIR/share/flat/msg"`+
 		"\necho fds; ls -l /proc/self/fd/ | sed -n 's/.* \\([0-9]*\\) -> \\(.*\\)/\\1 \\2/p'\n")
 	script.hdr.Mode = 0o755

@@ -22,7 +22,7 @@ import (
 // that path (TestRunScriptPath).
 func TestRunSwapped(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e := newRunEnv(t, base)
 	e.publishScript("tool", "1", map[string]string{"tool": "echo real"})
 	if out, stderr, code := e.run("tool"); out != "real\n" || code != 0 {
 		t.Fatalf("first run: exit %d, stdout %q, stderr %q", code, out, stderr)
@@ -85,7 +85,7 @@ func TestRunSwapped(t *testing.T) {
 // back and runs the command.
 func TestRunRepairsRoot(t *testing.T) {
 	base := t.TempDir()
-	e := &runEnv{env: newEnv(t, base, filepath.Join(base, "repo")), bin: testfs.PkgBinary(t), base: base}
+	e := newRunEnv(t, base)
 	e.publishScript("tool", "1", map[string]string{"tool": "echo real"})
 	if out, stderr, code := e.run("tool"); out != "real\n" || code != 0 {
 		t.Fatalf("first run: exit %d, stdout %q, stderr %q", code, out, stderr)
