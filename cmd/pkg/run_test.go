@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -369,16 +368,7 @@ func TestRunLockMovedHTTP(t *testing.T) {
 	base := t.TempDir()
 	e := newRunEnv(t, base)
 	e.publishScript("tool", "1", map[string]string{"tool": "echo tool 1"})
-	files := http.FileServer(http.Dir(filepath.Join(base, "repo")))
-	var moved atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		prefix := "/old"
-		if moved.Load() {
-			prefix = "/new"
-		}
-		http.StripPrefix(prefix, files).ServeHTTP(w, r) // 404 for the other prefix
-	}))
-	t.Cleanup(srv.Close)
+	srv, moved := movingServer(t, filepath.Join(base, "repo"))
 	e.repo = srv.URL + "/old/"
 	lock := filepath.Join(base, "pkg.lock")
 	e.ok("lock", "-o", lock, "tool")

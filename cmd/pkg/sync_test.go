@@ -426,21 +426,28 @@ func TestSyncOfflineNotCached(t *testing.T) {
 	}
 }
 
+// movingServer serves the repository directory dir under /old/ until moved is set, then
+// under /new/ alone, answering 404 for the other prefix.
+func movingServer(t *testing.T, dir string) (srv *httptest.Server, moved *atomic.Bool) {
+	files := http.FileServer(http.Dir(dir))
+	moved = new(atomic.Bool)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		prefix := "/old"
+		if moved.Load() {
+			prefix = "/new"
+		}
+		http.StripPrefix(prefix, files).ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, moved
+}
+
 // TestSyncMovedHTTP syncs from a lockfile whose repository, over HTTP, moved: the
 // archive's 404 is advised the --repo that names where it is now (a sync reads no index
 // to tell that the repository, not the archive, is gone), which then syncs it.
 func TestSyncMovedHTTP(t *testing.T) {
 	base := t.TempDir()
-	files := http.FileServer(http.Dir(syncRepo(t)))
-	var moved atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		prefix := "/old"
-		if moved.Load() {
-			prefix = "/new"
-		}
-		http.StripPrefix(prefix, files).ServeHTTP(w, r) // 404 for the other prefix
-	}))
-	t.Cleanup(srv.Close)
+	srv, moved := movingServer(t, syncRepo(t))
 	e := newEnv(t, base, srv.URL+"/old/")
 	lock := filepath.Join(base, "pkg.lock")
 	e.ok("lock", "-o", lock, "tool")
