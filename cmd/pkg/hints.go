@@ -279,10 +279,10 @@ var hints = []hintRule{
 	{err: pin.ErrLockRollback, hint: "a mirror or proxy is serving an old index: try again later, or another mirror (if the publisher really started over, remove the lockfile and lock again)"},
 	{err: pin.ErrLockNotVerified, hint: "pass the publisher's key with --trusted-key (to lock against an unsigned repository instead, write another lockfile with -o)"},
 	{fn: as(func(oe *offlineSyncError) string {
+		if oe.Run != "" {
+			return fmt.Sprintf("run 'pkg run --lock %s %s' once online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins from its repositories into the cache, where runs offline find them", shell.Quote(oe.Path), shell.Quote(oe.Run))
+		}
 		return fmt.Sprintf("run 'pkg sync -f %s' online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins from its repositories (restore one moved away, or name where it is now with --repo NAME=LOCATION)", shell.Quote(oe.Path))
-	}), online: true},
-	{fn: as(func(oe *offlineRunError) string {
-		return fmt.Sprintf("run 'pkg run --lock %s %s' once online, without --offline (and PKG_OFFLINE unset): it fetches the archives the lockfile pins from its repositories into the cache, where runs offline find them", shell.Quote(oe.Lock), shell.Quote(oe.Package))
 	}), online: true},
 	{fn: as(sizeHint)},
 	{fn: as(func(se *session.SizeError) string { return sizeHint(&sizeError{error: se}) })}, // of a command that changes no root

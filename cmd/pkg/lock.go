@@ -114,7 +114,7 @@ func syncError(c *cli.Context, path string, l *repo.Lock, err error) error {
 	if errors.Is(err, session.ErrGone) && lockRepos(c) {
 		return &goneSyncError{Path: path, Several: len(l.Repos) > 0, error: err}
 	}
-	return lockSize(path, offlineSync(path, err))
+	return lockSize(path, offlineSync(path, "", err))
 }
 
 // sizeError is the refusal of an archive whose size is declared wrong (a
@@ -169,20 +169,23 @@ type goneSyncError struct {
 
 func (e *goneSyncError) Unwrap() error { return e.error }
 
-// offlineSyncError is an offline sync's refusal of archives the cache lacks or holds
-// damaged: the lockfile at Path pins what to fetch, where 'pkg fetch NAME' takes the index's.
+// offlineSyncError is an offline sync's or run's refusal of archives the cache lacks or
+// holds damaged: the lockfile at Path pins what to fetch, where 'pkg fetch NAME' takes the
+// index's.
 type offlineSyncError struct {
 	Path string
+	Run  string // the package of a run of the lockfile (pkg run --lock), "" for a sync
 	error
 }
 
 func (e *offlineSyncError) Unwrap() error { return e.error }
 
-// offlineSync returns err, an offlineSyncError where it is an offline refusal of an
+// offlineSync returns err, of a sync or a run of package run (pkg run --lock), as an
+// offlineSyncError where it is an offline refusal of an
 // archive the cache lacks or holds damaged.
-func offlineSync(path string, err error) error {
+func offlineSync(path, run string, err error) error {
 	if nc := (*txn.NotCachedError)(nil); damagedOffline(err) || errors.As(err, &nc) {
-		return &offlineSyncError{Path: path, error: err}
+		return &offlineSyncError{Path: path, Run: run, error: err}
 	}
 	return err
 }

@@ -46,7 +46,7 @@ func runAction(c *cli.Context) error {
 	} else if err != nil && req.Lock != "" && errors.Is(err, session.ErrGone) && lockRepos(c) {
 		return &goneSyncError{Path: req.Lock, Several: severalRepos(req.Lock), Run: req.Package.String(), error: err}
 	} else if err != nil && req.Lock != "" {
-		return lockSize(req.Lock, offlineRun(req, err))
+		return lockSize(req.Lock, offlineSync(req.Lock, req.Package.String(), err))
 	} else if err != nil {
 		return err
 	}
@@ -64,24 +64,4 @@ func runAction(c *cli.Context) error {
 func severalRepos(path string) bool {
 	l, err := repo.ReadLock(path)
 	return err == nil && len(l.Repos) > 0
-}
-
-// offlineRunError is an offline run's refusal of archives of the lockfile Lock that the
-// cache lacks or holds damaged: a run of it online fetches the versions it pins, where
-// 'pkg fetch NAME' takes the index's.
-type offlineRunError struct {
-	Lock, Package string
-	error
-}
-
-func (e *offlineRunError) Unwrap() error { return e.error }
-
-// offlineRun returns err, of a run of req's lockfile, as an offlineRunError where it is an
-// offline refusal of an archive the cache lacks or holds damaged.
-func offlineRun(req runner.Request, err error) error {
-	var oe *offlineSyncError
-	if errors.As(offlineSync(req.Lock, err), &oe) {
-		return &offlineRunError{Lock: req.Lock, Package: req.Package.String(), error: err}
-	}
-	return err
 }
