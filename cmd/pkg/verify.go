@@ -75,14 +75,11 @@ func verifyAction(c *cli.Context) error {
 // their entries (install.ErrIncomplete), with their dependencies, commands and libraries:
 // a sync of a lockfile, or a reinstall from a repository, not from the cache alone.
 func describeAdvice(c *cli.Context, keys []string) string {
-	them := strings.Join(keys, " ")
-	install := "pkg install --reinstall " + them
+	them, install, from := strings.Join(keys, " "), "pkg install", ""
 	if rs, err := sess(c).Repositories(); err != nil || len(rs) == 0 {
-		install = "pkg --repo URL install --reinstall " + them + "' from a repository that offers them"
-	} else {
-		install += "'"
+		install, from = "pkg --repo URL install", " from a repository that offers them"
 	}
-	return fmt.Sprintf("'pkg sync -f LOCKFILE' of the lockfile the root was synced from, if it was, records %s again with their dependencies, commands and libraries (offline too, from the cache), else '%s", them, install)
+	return fmt.Sprintf("'pkg sync -f LOCKFILE' of the lockfile the root was synced from, if it was, records %s again with their dependencies, commands and libraries (offline too, from the cache), else '%s --reinstall %s'%s", them, install, them, from)
 }
 
 // repairAdvice says what puts back what verify found: after moving the files not pkg's
