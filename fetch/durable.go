@@ -62,8 +62,8 @@ type unsynced struct {
 // before a crash and checked whole (Members): each index is written anew without the boot,
 // then the new indexes, the tars and the entries' tails are written back (one syncfs where
 // an entry has tails, syncTails, else flushAll), then each index is replaced by its new
-// copy, unless the entry changed meanwhile (syncRenames says what makes the renames
-// durable). An entry that another process removed or fetched again is skipped without
+// copy, unless the entry changed meanwhile, and one commit makes the lot durable
+// (commitTars). An entry that another process removed or fetched again is skipped without
 // error: a new copy is synced too or keeps its mark, to have all of its data checked at its
 // first use after a reboot. One whose tar fails to sync is removed; where the syncfs
 // fails, the entries with tails keep their marks. With NoSync set, the marks are dropped
@@ -147,7 +147,7 @@ func (c *Cache) settle(shas []string) error {
 		tmps[i], renamed = "", true
 	}
 	if renamed {
-		if err := c.syncRenames(); err != nil {
+		if err := c.commitTars(); err != nil {
 			errs = append(errs, fmt.Errorf("settle cache: %w", err))
 		}
 	}
@@ -192,13 +192,13 @@ type fileAt struct {
 	name string
 }
 
-// flushAll writes files back before Settle's renames and returns the error of each. Where
-// the cache's filesystem orders its metadata in a journal or transactions that
-// durable.Files tracks (XFS, ext4, btrfs), each file is written back and waited for,
-// without a journal force or a commit of its own: whatever next forces the journal or
-// commits a transaction carries them, the renames after them (syncRenames; 231 entries
-// took 467 fsyncs). Elsewhere each is fsynced, on a few goroutines; a whole-filesystem
-// sync would also write what other processes wrote.
+// flushAll writes files back for commitTars and returns the error of each. Where the
+// cache's filesystem orders its metadata in a journal or transactions that durable.Files
+// tracks (XFS, ext4, btrfs), each file is written back and waited for, without a journal
+// force or a commit of its own: commitTars's one then covers them all and the renames
+// after them, as durable.Commit does a root's trees (231 entries took 467 fsyncs).
+// Elsewhere each is fsynced, on a few goroutines; a whole-filesystem sync would also
+// write what other processes wrote.
 func (c *Cache) flushAll(files []fileAt) []error {
 	errs := make([]error, len(files))
 	wb := durable.ForFS(int(c.tars.Fd()))
@@ -225,21 +225,14 @@ func (c *Cache) flushAll(files []fileAt) []error {
 	return errs
 }
 
-// syncRenames makes Settle's renames of new indexes over the old durable where nothing
-// else would in order. On a filesystem durable.Files tracks (XFS, ext4 with its journal,
-// btrfs) the data each new index vouches for, and the index, were written back before its
-// rename (syncTails, flushAll), and whatever next forces the journal or commits a
-// transaction (the next command's sync, the filesystem's own interval) carries the rename
-// after them, with the cache flush that writes them past the disk's cache: a commit of its
-// own would only make the settling durable sooner (a btrfs transaction commit, 10-12 ms of
-// a cold install of bench/peers.sh's npm tree; docs/history.md), and a crash before one
-// leaves the old index, whose mark has the entry's data checked at its first use, as
-// after any crash. Elsewhere tars/ is fsynced, unless c.NoSync is set.
-func (c *Cache) syncRenames() error {
-	if durable.ForFS(int(c.tars.Fd())).Tracks() {
-		return nil
+// commitTars makes the files flushAll wrote back and the renames in tars/ since durable,
+// unless c.NoSync is set: durable.Commit of tars/ where flushAll left that to it, else an
+// fsync of tars/.
+func (c *Cache) commitTars() error {
+	if c.NoSync || !durable.ForFS(int(c.tars.Fd())).Tracks() {
+		return c.syncTars()
 	}
-	return c.syncTars()
+	return durable.Commit(c.tars)
 }
 
 // fsyncAll fsyncs files on up to settleWorkers goroutines and returns the error of each.
