@@ -1,9 +1,12 @@
-// Package units formats quantities for people: byte sizes, counts of things, durations.
+// Package units formats quantities for people: byte sizes, counts of things, durations,
+// lists cut short with a count.
 package units
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -50,4 +53,44 @@ func Roughly(d time.Duration) string {
 		return fmt.Sprintf("%d hours", d/time.Hour)
 	}
 	return fmt.Sprintf("%d days", d/(24*time.Hour))
+}
+
+// List joins items as a sentence's list, "a", "a and b", "a, b and c", saying at the end
+// how many more it leaves out, "a, b and 3 more". Where an item holds a comma or an "and"
+// of its own (joins), it separates them with semicolons instead: "a is x, y; and 2 more".
+func List(items []string, more int) string {
+	if more > 0 {
+		items = append(items[:len(items):len(items)], strconv.Itoa(more)+" more")
+	}
+	sep, last := ", ", " and "
+	if slices.ContainsFunc(items, joins) {
+		sep, last = "; ", "; and "
+	}
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], sep) + last + items[len(items)-1]
+}
+
+// Some is List of the first most of items, and of how many more there are.
+func Some(items []string, most int) string {
+	n := min(len(items), most)
+	return List(items[:n], len(items)-n)
+}
+
+// joins reports whether s holds a comma or an "and" outside parentheses, as words do: a
+// requirement's "a>=1,<2" joins nothing.
+func joins(s string) bool {
+	depth := 0
+	for i, r := range s {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')':
+			depth = max(depth-1, 0)
+		case depth == 0 && (strings.HasPrefix(s[i:], ", ") || strings.HasPrefix(s[i:], " and ")):
+			return true
+		}
+	}
+	return false
 }

@@ -110,3 +110,42 @@ func sameError(err, want error, what, value string) bool {
 	pe := (*parseError)(nil)
 	return errors.Is(err, want) && errors.As(err, &pe) && pe.what == what && pe.value == value
 }
+
+func TestSome(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e"}
+	for _, tc := range []struct {
+		n, most int
+		want    string
+	}{
+		{0, 3, ""},
+		{1, 3, "a"},
+		{2, 3, "a and b"},
+		{3, 3, "a, b and c"},
+		{4, 3, "a, b, c and 1 more"},
+		{5, 3, "a, b, c and 2 more"},
+		{2, 0, "2 more"},
+	} {
+		if got := Some(names[:tc.n], tc.most); got != tc.want {
+			t.Errorf("Some(%q, %d) = %q, want %q", names[:tc.n], tc.most, got, tc.want)
+		}
+	}
+}
+
+func TestListSemicolons(t *testing.T) {
+	for _, tc := range []struct {
+		items []string
+		more  int
+		want  string
+	}{
+		{[]string{"x is locked and not required"}, 0, "x is locked and not required"},
+		{[]string{"x is locked and not required", "y"}, 0, "x is locked and not required; and y"},
+		{[]string{"x is at 1, the index has 2", "y"}, 3, "x is at 1, the index has 2; y; and 3 more"},
+		{[]string{"a", "b"}, 1, "a, b and 1 more"},
+		{[]string{"a>=1,<2", "b"}, 0, "a>=1,<2 and b"},
+		{[]string{"a 1 (through b 1, c 1 and d 1)", "e 1"}, 2, "a 1 (through b 1, c 1 and d 1), e 1 and 2 more"},
+	} {
+		if got := List(tc.items, tc.more); got != tc.want {
+			t.Errorf("List(%q, %d) = %q, want %q", tc.items, tc.more, got, tc.want)
+		}
+	}
+}
