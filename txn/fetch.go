@@ -8,12 +8,12 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"pkg/fetch"
 	"pkg/internal/parallel"
+	"pkg/internal/units"
 	"pkg/notice"
 	"pkg/repo"
 )
@@ -150,17 +150,11 @@ const maxUnfetchedNamed = 3
 
 // namesCounted returns "a 1, b 2 and c 3" of pkgs, or "a 1, b 2, c 3 and 4 more".
 func namesCounted(pkgs []repo.Package) string {
-	names := make([]string, 0, maxUnfetchedNamed+1)
-	for _, p := range pkgs[:min(len(pkgs), maxUnfetchedNamed)] {
-		names = append(names, p.Name+" "+p.Version)
+	names := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		names[i] = p.Name + " " + p.Version
 	}
-	if more := len(pkgs) - len(names); more > 0 {
-		names = append(names, fmt.Sprintf("%d more", more))
-	}
-	if len(names) == 1 {
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return units.Some(names, maxUnfetchedNamed)
 }
 
 // archiveFetch is the one fetch of an archive, of p, the first of its packages.
