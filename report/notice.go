@@ -44,7 +44,7 @@ func NoticeText(n notice.Notice) string {
 		if why == "" {
 			why = "the repositories in effect do not offer them"
 		}
-		return fmt.Sprintf("no index or record to describe %s (%s): recorded without their commands, libraries and dependencies until installed again from an index or a lockfile that describes them", someNames(n.Packages), why)
+		return fmt.Sprintf("no index or record to describe %s (%s): recorded without their commands, libraries and dependencies until installed again from an index or a lockfile that describes them", units.Some(n.Packages, recoveredNames), why)
 	case notice.NoCache:
 		return "nothing is cached: no cache at " + n.Dir
 	case notice.CacheWaiting:
@@ -66,7 +66,7 @@ func NoticeText(n notice.Notice) string {
 	return fmt.Sprint(n)
 }
 
-// recoveredNames is how many packages recoveredText names in each clause, so that a
+// recoveredNames is how many packages a notice names in each list (recoveredText, NoIndex), so that a
 // commit of thousands of packages cut short is said in a line.
 const recoveredNames = 8
 
@@ -75,7 +75,7 @@ const recoveredNames = 8
 func recoveredText(n notice.RootRecovered) string {
 	var said []string
 	for _, u := range n.Undone {
-		said = append(said, "undid an interrupted "+u.Op+" of "+someNames(u.Names))
+		said = append(said, "undid an interrupted "+u.Op+" of "+units.Some(u.Names, recoveredNames))
 	}
 	for _, k := range n.Kept {
 		said = append(said, fmt.Sprintf("kept the old tree of %s, with files of yours in it, in %s", k.Name, k.Dir))
@@ -87,19 +87,10 @@ func recoveredText(n notice.RootRecovered) string {
 		said = append(said, "could not keep yet the tree at "+p+", which may hold files of the user's: it stays for the next start")
 	}
 	if len(n.Unfinished) > 0 {
-		said = append(said, "deleted the unfinished install of "+someNames(n.Unfinished))
+		said = append(said, "deleted the unfinished install of "+units.Some(n.Unfinished, recoveredNames))
 	}
 	if len(n.Replaced) > 0 {
-		said = append(said, "deleted the replaced or removed tree of "+someNames(n.Replaced))
+		said = append(said, "deleted the replaced or removed tree of "+units.Some(n.Replaced, recoveredNames))
 	}
 	return strings.Join(said, "; ")
-}
-
-// someNames joins the first recoveredNames of names, and says how many more there are.
-func someNames(names []string) string {
-	list := strings.Join(names[:min(len(names), recoveredNames)], ", ")
-	if len(names) > recoveredNames {
-		list += fmt.Sprintf(" and %d more", len(names)-recoveredNames)
-	}
-	return list
 }

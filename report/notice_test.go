@@ -24,7 +24,7 @@ func TestNoticeText(t *testing.T) {
 			Kept:   []notice.KeptTree{{Name: "tool", Dir: "/r/.pkg/saved/tool-1.2"}},
 			Unsure: []notice.KeptTree{{Name: "app", Dir: "/r/.pkg/saved/app-unsure.3"}},
 			Stuck:  []string{"/r/.pkg/trash/lib.4"},
-		}, "an earlier pkg command was cut short: undid an interrupted install of a, c; undid an interrupted remove of b; " +
+		}, "an earlier pkg command was cut short: undid an interrupted install of a and c; undid an interrupted remove of b; " +
 			"kept the old tree of tool, with files of yours in it, in /r/.pkg/saved/tool-1.2; " +
 			"kept the tree of app that an interrupted install left, as pkg could not tell it from the one in pkgs/, in /r/.pkg/saved/app-unsure.3; " +
 			"could not keep yet the tree at /r/.pkg/trash/lib.4, which may hold files of the user's: it stays for the next start", false},
@@ -43,7 +43,7 @@ func TestNoticeText(t *testing.T) {
 		{notice.Kept{Names: []string{"a", "b"}, Lock: "pkg.lock"}, "keeping a, b, not in pkg.lock", false},
 		{notice.Failover{To: "http://m", Err: bad}, "bad; using http://m", false},
 		{notice.ExpiredIndex{Location: "http://r", Version: 3, Expires: expires}, "repository http://r: offline, using the last verified index (version 3), which expired at 2026-01-02T03:04:05Z", true},
-		{notice.NoIndex{Why: "no repository is given", Packages: []string{"a 1", "b 2"}}, "no index or record to describe a 1, b 2 (no repository is given): recorded without their commands, libraries and dependencies until installed again from an index or a lockfile that describes them", true},
+		{notice.NoIndex{Why: "no repository is given", Packages: []string{"a 1", "b 2"}}, "no index or record to describe a 1 and b 2 (no repository is given): recorded without their commands, libraries and dependencies until installed again from an index or a lockfile that describes them", true},
 		{notice.NoIndex{Packages: []string{"a 1"}}, "no index or record to describe a 1 (the repositories in effect do not offer them): recorded without their commands, libraries and dependencies until installed again from an index or a lockfile that describes them", true},
 		{notice.NoCache{Dir: "/c"}, "nothing is cached: no cache at /c", false},
 		{notice.CacheWaiting{Dir: "/c"}, "waiting for the other pkg commands using the cache /c to finish", false},

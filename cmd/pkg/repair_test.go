@@ -148,7 +148,7 @@ func TestRepairNPMWithoutRepo(t *testing.T) {
 	}
 	if out, stderr, code := repair(); code != 1 || !strings.HasPrefix(out, "recorded 2 packages again from their trees: app 1.0.0, dep 1.0.0\n") ||
 		!strings.Contains(out, "app 1.0.0: incomplete") ||
-		!strings.Contains(stderr, "no index or record to describe app 1.0.0, dep 1.0.0 (no repository is given)") ||
+		!strings.Contains(stderr, "no index or record to describe app 1.0.0 and dep 1.0.0 (no repository is given)") ||
 		!strings.Contains(stderr, "'pkg --root "+e.root+" --cache "+e.cache+" --repo URL install --reinstall app@1.0.0 dep@1.0.0'") {
 		t.Fatalf("verify --repair of a damaged database without a repository: exit %d\n%s%s", code, out, stderr)
 	}
