@@ -17,6 +17,7 @@ import (
 
 	"pkg/db"
 	"pkg/internal/durable"
+	"pkg/internal/units"
 	"pkg/repo"
 )
 
@@ -732,15 +733,11 @@ type NeededError struct {
 }
 
 func (e *NeededError) Error() string {
-	by := make([]string, min(len(e.By), maxDependentsNamed))
-	for i, r := range e.By[:len(by)] {
+	by := make([]string, len(e.By))
+	for i, r := range e.By {
 		by[i] = r.Name + " " + r.Version
 		if through := e.Through[r.Key()]; len(through) > 0 {
-			between := make([]string, min(len(through), maxDependentsNamed))
-			for j, t := range through[:len(between)] {
-				between[j] = t.Name + " " + t.Version
-			}
-			by[i] += " (through " + strings.Join(between, ", ") + andMore(len(through)-len(between)) + ")"
+			by[i] += " (through " + units.Some(versions(through), maxDependentsNamed) + ")"
 		}
 	}
 	verb, it := "needs", "it"
@@ -750,9 +747,9 @@ func (e *NeededError) Error() string {
 	if len(e.Remove) > 1 {
 		it = "them"
 	}
-	if len(e.By) > len(by) {
-		return fmt.Sprintf("remove %s: %d packages asked for %s %s: %s%s: remove them too, or first", strings.Join(e.Remove, " "), len(e.By), verb, it,
-			strings.Join(by, ", "), andMore(len(e.By)-len(by)))
+	if len(e.By) > maxDependentsNamed {
+		return fmt.Sprintf("remove %s: %d packages asked for %s %s: %s: remove them too, or first", strings.Join(e.Remove, " "), len(e.By), verb, it,
+			units.Some(by, maxDependentsNamed))
 	}
 	keys := make([]string, len(e.By))
 	for i, r := range e.By {
@@ -771,12 +768,13 @@ func (e *NeededError) NamesAll() bool {
 	return len(e.By) <= maxDependentsNamed
 }
 
-// andMore says, after a list cut short, how many it left out: " and 3 more", or "" for none.
-func andMore(n int) string {
-	if n == 0 {
-		return ""
+// versions names each of rs as "NAME VERSION".
+func versions(rs []db.Record) []string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = r.Name + " " + r.Version
 	}
-	return fmt.Sprintf(" and %d more", n)
+	return s
 }
 
 func (e *NeededError) Is(target error) bool { return target == ErrDependency }
@@ -791,15 +789,11 @@ type UnknownDependenciesError struct {
 }
 
 func (e *UnknownDependenciesError) Error() string {
-	names := make([]string, min(len(e.Bare), maxDependentsNamed))
-	for i, r := range e.Bare[:len(names)] {
-		names[i] = r.Name + " " + r.Version
-	}
 	what := "it may need what goes (a repair recorded it from its tree alone, and no index read offers its archive)"
 	if len(e.Bare) > 1 {
 		what = "they may need what goes (a repair recorded them from their trees alone, and no index read offers their archives)"
 	}
-	return fmt.Sprintf("remove %s: the dependencies of %s%s are unknown, so %s", strings.Join(e.Remove, " "), strings.Join(names, ", "), andMore(len(e.Bare)-len(names)), what)
+	return fmt.Sprintf("remove %s: the dependencies of %s are unknown, so %s", strings.Join(e.Remove, " "), units.Some(versions(e.Bare), maxDependentsNamed), what)
 }
 
 // DependentsError refuses the removal of a package that packages the change leaves depend
@@ -854,8 +848,8 @@ func (e *DependentsError) Error() string {
 		if len(others) > 0 {
 			named = append(named, strings.Join(others, ", "))
 		}
-		return fmt.Sprintf("remove %s: %d packages depend on it: %s,%s (remove them too, or first)",
-			e.Removed.Key(), len(e.By), strings.Join(named, ", and "), andMore(len(e.By)-len(asked)-len(others)))
+		return fmt.Sprintf("remove %s: %d packages depend on it: %s, and %d more (remove them too, or first)",
+			e.Removed.Key(), len(e.By), strings.Join(named, ", and "), len(e.By)-len(asked)-len(others))
 	}
 	verb, keys := "depends", make([]string, len(e.By))
 	if len(e.By) > 1 {

@@ -43,6 +43,12 @@ func TestDependentsWording(t *testing.T) {
 			"remove lib: 7 packages asked for need it: p1 1, p2 1, p3 1, p4 1, p5 1 and 2 more: remove them too, or first"},
 		{&NeededError{Remove: []string{"lib", "x"}, By: recs(1), Through: map[string][]db.Record{"p1": recs(1)}}, true,
 			"remove lib x: p1 1 (through p1 1), asked for, needs them: remove p1 too, or first"},
+		{&NeededError{Remove: []string{"lib"}, By: recs(6), Through: map[string][]db.Record{"p1": recs(2)}}, false,
+			"remove lib: 6 packages asked for need it: p1 1 (through p1 1 and p2 1), p2 1, p3 1, p4 1, p5 1 and 1 more: remove them too, or first"},
+		{&UnknownDependenciesError{Remove: []string{"lib"}, Bare: recs(2)}, false,
+			"remove lib: the dependencies of p1 1 and p2 1 are unknown, so they may need what goes (a repair recorded them from their trees alone, and no index read offers their archives)"},
+		{&UnknownDependenciesError{Remove: []string{"lib"}, Bare: recs(6)}, false,
+			"remove lib: the dependencies of p1 1, p2 1, p3 1, p4 1, p5 1 and 1 more are unknown, so they may need what goes (a repair recorded them from their trees alone, and no index read offers their archives)"},
 	} {
 		all := false
 		switch e := tt.err.(type) {
