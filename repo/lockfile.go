@@ -20,6 +20,7 @@ import (
 
 	"pkg/internal/durable"
 	"pkg/internal/regfile"
+	"pkg/internal/units"
 )
 
 // lockFormat is the one lockfile format this package writes and reads: a lock of one
@@ -414,14 +415,11 @@ type staleError struct {
 const maxStaleNamed = 5
 
 func (e *staleError) Error() string {
-	why := e.why()
-	for i, a := range e.Also {
-		if i == maxStaleNamed {
-			why += fmt.Sprintf("; and %d more", len(e.Also)-i)
-			break
-		}
-		why += "; " + a.why()
+	whys := []string{e.why()}
+	for _, a := range e.Also {
+		whys = append(whys, a.why())
 	}
+	why := units.Some(whys, 1+maxStaleNamed)
 	if e.Platform != "" {
 		why = "for " + e.Platform + ": " + why
 	}

@@ -473,7 +473,7 @@ func TestLockOutdatedNames(t *testing.T) {
 		se.Also[0].Locked.Version != "1.0" || se.Also[0].Now.Name != "tool" || se.Also[0].Now.Version != "1.1" {
 		t.Fatalf("Outdated with lib 1.9 and tool 1.1 out: %#v, want lib 1.5 to 1.9, also tool 1.0 to 1.1", err)
 	}
-	want := "lockfile is out of date: lib is locked at 1.5, the index now resolves 1.9; tool is locked at 1.0, the index now resolves 1.1"
+	want := "lockfile is out of date: lib is locked at 1.5, the index now resolves 1.9; and tool is locked at 1.0, the index now resolves 1.1"
 	if err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err, want)
 	}

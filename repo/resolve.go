@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"pkg/internal/units"
 )
 
 // maxResolveWork bounds the versions Resolve looks at and the checks of a version against
@@ -748,10 +750,7 @@ func (e *conflictError) Error() string {
 	for _, n := range e.Needs {
 		parts = append(parts, n.String())
 	}
-	if e.More > 0 {
-		parts = append(parts, fmt.Sprintf("%d more", e.More))
-	}
-	return fmt.Sprintf("no version of %q satisfies %s; %s", e.Name, joinList(parts, "and"), offered(e.Offered))
+	return fmt.Sprintf("no version of %q satisfies %s; %s", e.Name, units.List(parts, e.More), offered(e.Offered))
 }
 
 // A MissingError is a package name the resolver found no version of in the index.
@@ -794,13 +793,12 @@ func joinList(s []string, conj string) string {
 
 // joinReqs lists reqs, up to maxClashNeeds of them: "a, b and 12 more".
 func joinReqs(reqs []Requirement) string {
-	var s []string
-	for _, q := range reqs[:min(len(reqs), maxClashNeeds)] {
-		s = append(s, q.String())
+	s := make([]string, len(reqs))
+	for i, q := range reqs {
+		s[i] = q.String()
 	}
-	if len(reqs) > len(s) {
-		s[len(s)-1] = fmt.Sprintf("%d more", len(reqs)-len(s)+1)
-		return joinList(s, "and")
+	if len(s) > maxClashNeeds {
+		return units.List(s[:maxClashNeeds-1], len(s)-maxClashNeeds+1)
 	}
-	return strings.Join(s, ", ")
+	return units.List(s, 0)
 }

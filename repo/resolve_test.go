@@ -689,3 +689,26 @@ func TestResolveGivesUpAlternatives(t *testing.T) {
 		t.Errorf("Resolve of 4 pigeons in 3 holes: %v, want a conflict found", err)
 	}
 }
+
+// TestJoinReqs: a resolution's requirements read as a list, those past maxClashNeeds-1
+// counted, never "1 more".
+func TestJoinReqs(t *testing.T) {
+	reqs := make([]Requirement, maxClashNeeds+1)
+	for i := range reqs {
+		reqs[i] = Requirement{Name: fmt.Sprintf("r%d", i)}
+	}
+	for _, tt := range []struct {
+		n    int
+		want string
+	}{
+		{1, "r0"},
+		{2, "r0 and r1"},
+		{3, "r0, r1 and r2"},
+		{maxClashNeeds, "r0, r1, r2, r3, r4, r5, r6 and r7"},
+		{maxClashNeeds + 1, "r0, r1, r2, r3, r4, r5, r6 and 2 more"},
+	} {
+		if got := joinReqs(reqs[:tt.n]); got != tt.want {
+			t.Errorf("joinReqs of %d = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}

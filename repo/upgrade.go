@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"pkg/internal/units"
 )
 
 // Upgrade resolves the upgrade of installed packages: the named ones and the installed
@@ -380,13 +382,7 @@ func (h Held) conflictWhy(version, what string, err error) string {
 			parts = append(parts, n.Requirement.String()+" (installed)")
 		}
 	}
-	if ce.More > 0 {
-		parts = append(parts, fmt.Sprintf("%d more", ce.More))
-	}
-	if len(parts) > 1 {
-		parts = []string{strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]}
-	}
-	return fmt.Sprintf("no version of %q satisfies %s", ce.Name, strings.Join(parts, ""))
+	return fmt.Sprintf("no version of %q satisfies %s", ce.Name, units.List(parts, ce.More))
 }
 
 // BelowError refuses an upgrade naming an npm package with a constraint that allows none
