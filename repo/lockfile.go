@@ -329,7 +329,7 @@ func (e *LockPlatformError) Error() string {
 	if e.Path != "" {
 		lock = "lockfile " + e.Path
 	}
-	return fmt.Sprintf("%s locks packages for %s only; %s", lock, joinList(e.Platforms, "and"), where)
+	return fmt.Sprintf("%s locks packages for %s only; %s", lock, units.List(e.Platforms, 0), where)
 }
 
 // Resolve is ix.Resolve(reqs) for a lockfile replacing l, which may be nil: a pre-release

@@ -3,6 +3,8 @@ package repo
 import (
 	"fmt"
 	"slices"
+
+	"pkg/internal/units"
 )
 
 // Merge returns the indexes of several repositories, named names and highest priority
@@ -47,7 +49,7 @@ type pinError struct {
 func (e *pinError) Error() string {
 	if e.Repos != nil {
 		return fmt.Sprintf("requirement %s/%s: no repository %s in use (%s)%s", e.Repo, e.Name, e.Repo,
-			joinList(e.Repos, "and"), DidYouMean(e.Repo, e.Repos))
+			units.List(e.Repos, 0), DidYouMean(e.Repo, e.Repos))
 	}
 	return fmt.Sprintf("requirement %s/%s: repository %s has no package %s", e.Repo, e.Name, e.Repo, e.Name)
 }

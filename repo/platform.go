@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"pkg/internal/units"
 )
 
 // Host is the platform this program runs on, GOOS-GOARCH: the one an Index resolves for
@@ -109,7 +111,7 @@ func (e *platformError) Error() string {
 	if e.Platform != Host {
 		where = "not for " + e.Platform
 	}
-	return fmt.Sprintf("%s %s is offered for %s only; %s", e.Name, e.Version, joinList(e.Offered, "and"), where)
+	return fmt.Sprintf("%s %s is offered for %s only; %s", e.Name, e.Version, units.List(e.Offered, 0), where)
 }
 
 // elsewhere returns the error for name, which ix has no entry of for its target platform:

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"pkg/internal/units"
 )
 
 // Lookup returns the package satisfying r that pkg would choose for r alone, the newest
@@ -53,7 +55,7 @@ func didYouMean(found []string) string {
 	for i, n := range found {
 		found[i] = strconv.Quote(n)
 	}
-	return "; did you mean " + joinList(found, "or") + "?"
+	return "; did you mean " + orList(found) + "?"
 }
 
 // maxNear bounds the names a *MissingError suggests.
@@ -132,7 +134,7 @@ func offered(vs []Package) string {
 	if more := len(vs) - len(list); more > 0 {
 		list = append(list, fmt.Sprintf("%d older", more))
 	}
-	return "the index has " + joinList(list, "and")
+	return "the index has " + units.List(list, 0)
 }
 
 // Search returns the version an install would take (the newest release, or the newest

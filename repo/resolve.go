@@ -656,7 +656,7 @@ type gaveUpError struct {
 func (e *gaveUpError) Error() string {
 	msg := fmt.Sprintf("resolving %s: gave up after %d version checks", joinReqs(e.reqs), maxResolveWork)
 	if len(e.busiest) > 0 {
-		msg += ", backtracking over " + joinList(e.busiest, "and")
+		msg += ", backtracking over " + units.List(e.busiest, 0)
 	}
 	if e.first != nil {
 		msg += fmt.Sprintf("; first conflict: %v", e.first)
@@ -767,7 +767,7 @@ func (e *MissingError) Error() string {
 		return fmt.Sprintf("no version of %q satisfies %s (%s)", e.Name, e.Range, e.by())
 	}
 	if e.By != "" && len(e.Providers) > 0 {
-		return fmt.Sprintf("package %q not found (required by %s); provided by %s, at no version it allows", e.Name, e.By, joinList(e.Providers, "and"))
+		return fmt.Sprintf("package %q not found (required by %s); provided by %s, at no version it allows", e.Name, e.By, units.List(e.Providers, 0))
 	}
 	if e.By != "" {
 		return fmt.Sprintf("package %q not found (required by %s)", e.Name, e.By)
@@ -783,12 +783,12 @@ func (e *MissingError) by() string {
 	return "required by " + e.By
 }
 
-// joinList joins as "a", "a and b", "a, b and c", with conj for "and".
-func joinList(s []string, conj string) string {
+// orList joins as "a", "a or b", "a, b or c".
+func orList(s []string) string {
 	if len(s) < 2 {
 		return strings.Join(s, "")
 	}
-	return strings.Join(s[:len(s)-1], ", ") + " " + conj + " " + s[len(s)-1]
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // joinReqs lists reqs, up to maxClashNeeds of them: "a, b and 12 more".

@@ -119,13 +119,7 @@ func commandText(ch txn.CommandChange) string {
 func SalvageText(s install.Salvage, root string) []string {
 	var lines []string
 	pkg := instanceText(s.Kind, s.Key, s.Version)
-	list := func(ps []string) string {
-		l := strings.Join(ps[:min(len(ps), 5)], ", ")
-		if more := len(ps) - 5; more > 0 {
-			l += fmt.Sprintf(" and %d more", more)
-		}
-		return l
-	}
+	list := func(ps []string) string { return units.Some(ps, 5) }
 	if s.Prefix {
 		if len(s.Paths) > 0 && s.Gone {
 			lines = append(lines, fmt.Sprintf("%s, whose tree is gone, left %s in the root that pkg cannot tell from yours: kept in %s: %s",

@@ -67,7 +67,7 @@ func TestSalvageText(t *testing.T) {
 		{install.Salvage{Key: "t", Version: "1", Err: errors.New("no space")}, []string{
 			"the directory of t 1 held what pkg could not sort out, and could not be kept (no space): it stays under /r/.pkg for the next pkg command to keep"}},
 		{install.Salvage{Key: "t", Version: "1", Paths: paths[:2], Dir: "/r/.pkg/saved/t-1-root.1", Prefix: true}, []string{
-			"the root held 2 paths not pkg's where files of t 1 go or were: kept in /r/.pkg/saved/t-1-root.1: a, b"}},
+			"the root held 2 paths not pkg's where files of t 1 go or were: kept in /r/.pkg/saved/t-1-root.1: a and b"}},
 		{install.Salvage{Key: "t", Version: "1", Paths: paths[:1], Dir: "/r/.pkg/saved/t-1-root.1", Prefix: true, Gone: true}, []string{
 			"t 1, whose tree is gone, left 1 path in the root that pkg cannot tell from yours: kept in /r/.pkg/saved/t-1-root.1: a"}},
 		// An npm instance's key holds its version: it is said once.

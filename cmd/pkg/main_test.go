@@ -272,7 +272,7 @@ func TestSalvage(t *testing.T) {
 	}
 	_, stderr := e.ok("install", "lib=1.5")
 	saved, _ := filepath.Glob(filepath.Join(e.root, ".pkg", "saved", "lib-1.0.*"))
-	if len(saved) != 1 || !strings.Contains(stderr, "pkg: warning: the directory of lib 1.0 held 3 paths that it did not install or that changed since: kept in "+saved[0]+": NOTES, cache, share/lib/version\n") {
+	if len(saved) != 1 || !strings.Contains(stderr, "pkg: warning: the directory of lib 1.0 held 3 paths that it did not install or that changed since: kept in "+saved[0]+": NOTES, cache and share/lib/version\n") {
 		t.Fatalf("upgrade of a changed lib: %q; saved %q", stderr, saved)
 	}
 	for path, want := range map[string]string{"NOTES": "mine\n", "cache/x/y": "1\n", "share/lib/version": "edited\n"} {

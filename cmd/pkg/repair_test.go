@@ -571,7 +571,7 @@ func TestRepairGoneRequested(t *testing.T) {
 		"pkg: warning: lib 1.0 is not recorded again: its tree " + tree + " is gone\n" +
 		"pkg: warning: lib 1.0, whose tree is gone, left 2 paths in the root that pkg cannot tell from yours: kept in " + filepath.Join(e.root, ".pkg", "saved", "lib-1.0-root.")
 	hint := "pkg: hint: you asked for lib 1.0: '" + e.cmd("install 'lib>=1'") + "' installs it again, as asked for\n"
-	if v := decode[report.Verify](t, "verify --repair --json", out, report.VerifySchema); !strings.Contains(stderr, want) || !strings.Contains(stderr, ": bin/lib, lib/liblib.so.1\n"+hint) || v.Packages != 0 {
+	if v := decode[report.Verify](t, "verify --repair --json", out, report.VerifySchema); !strings.Contains(stderr, want) || !strings.Contains(stderr, ": bin/lib and lib/liblib.so.1\n"+hint) || v.Packages != 0 {
 		t.Fatalf("verify --repair --json with lib's tree gone:\n%s%s\nwant %q and %q on stderr, and the JSON alone on stdout", out, stderr, want, hint)
 	}
 	if _, err := os.Lstat(filepath.Join(e.root, "bin", "lib")); !errors.Is(err, fs.ErrNotExist) {
