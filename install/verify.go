@@ -33,7 +33,8 @@ import (
 // folded directory, ErrPlaceholder; for a path of the root's prefix,
 // ErrPrefix; for a file this process may not read, fs.ErrPermission; for a dependency
 // nothing installed meets, ErrDependency (missing). A package recorded without its entry
-// (db.Record.Bare) is ErrIncomplete, naming no path.
+// (db.Record.Bare) is ErrIncomplete, naming no path. A file whose data differ from its
+// digest while still on the cache tar's blocks is ErrCacheDamaged (VerifyFull).
 var (
 	ErrModified   = errors.New("install: modified")
 	ErrMissing    = errors.New("install: missing")
@@ -42,6 +43,11 @@ var (
 	// ErrIncomplete is a package a repair recorded from its tree alone (db.Record.Bare):
 	// its files are checked, its dependencies and commands cannot be.
 	ErrIncomplete = errors.New("install: recorded without its dependencies, commands and libraries")
+	// ErrCacheDamaged is a file that differs from its digest and holds what the cache's tar
+	// holds of its member, on the tar's own blocks: not changed in the root, but cloned
+	// from an entry whose bytes were wrong (FileError.Entry names it). A reinstall that
+	// checks the entry whole fetches it again.
+	ErrCacheDamaged = errors.New("install: damaged in the cache")
 
 	ErrType        = errors.New("install: type differs")
 	ErrMode        = errors.New("install: mode differs")
@@ -67,6 +73,7 @@ type FileError struct {
 	Kind             string // the package's (repo.KindNPM: one of several versions of its name, by repo.InstanceKey)
 	Path             string // relative to the package directory; absolute for a command link, a path of the prefix, or the package directory itself; "" for a dependency (ErrDependency) or the whole package (ErrIncomplete)
 	Requirement      string // for a dependency nothing installed meets (ErrDependency), the requirement, as "lib>=1"
+	Entry            string // for a file cloned from a damaged cache entry (ErrCacheDamaged), the sha256 of that entry's archive
 	Err              error
 }
 
@@ -138,13 +145,23 @@ type Cache interface {
 // lacks a package's archive, or the filesystem cannot report extents (FIEMAP). Shared
 // blocks are not read: damage beneath the filesystem shows only by hashing (cache nil).
 func (r *Root) VerifyWith(cache Cache, names ...string) ([]FileError, error) {
-	problems, _, err := r.verify(cache, names)
+	problems, _, err := r.verify(cache, false, names)
 	return problems, err
 }
 
-// verify is VerifyWith, also returning how many bytes it found shared with the cache and
-// did not read.
-func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
+// VerifyFull is Verify, hashing every file, and telling by cache which of those that differ
+// from their digest hold the very blocks of the cache's tar they were cloned from: not
+// changed in the root, as a write moves a shared block (copy on write), but cloned from
+// bytes damaged in the cache (ErrCacheDamaged), which its check at use samples and does
+// not read whole. cache may be nil.
+func (r *Root) VerifyFull(cache Cache, names ...string) ([]FileError, error) {
+	problems, _, err := r.verify(cache, true, names)
+	return problems, err
+}
+
+// verify is VerifyWith, or VerifyFull where full, also returning how many bytes it found
+// shared with the cache and did not read.
+func (r *Root) verify(cache Cache, full bool, names []string) ([]FileError, int64, error) {
 	if err := r.linksPending(); err != nil {
 		return nil, 0, err
 	}
@@ -156,7 +173,7 @@ func (r *Root) verify(cache Cache, names []string) ([]FileError, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("verify: %w", err)
 	}
-	v := &verifier{libs: newLibIndex(named(all)), cache: cache}
+	v := &verifier{libs: newLibIndex(named(all)), cache: cache, full: full}
 	v.holds, _ = r.holders(named(all), nil) // nothing incoming: no clash
 	defer v.close()
 	for i := range pkgs {
@@ -228,6 +245,7 @@ type verifier struct {
 	libs     *libIndex         // every installed package, for the commands' libraries
 	holds    map[string]string // command → the package whose command bin/ holds
 	cache    Cache             // nil: hash every file
+	full     bool              // hash every file, the cache telling its damage from a change (VerifyFull)
 	unread   atomic.Int64      // bytes found shared with the cache
 }
 
@@ -527,7 +545,7 @@ func (v *verifier) runJobs(jobs []verifyJob, early bool) error {
 		wg.Go(func() {
 			bp := copyBufs.Get().(*[]byte) // bytes read at once from a file being hashed
 			defer copyBufs.Put(bp)
-			c := &fileChecker{h: sha256.New(), buf: *bp, fm: new(fiemap.Map), unread: &v.unread, early: early}
+			c := &fileChecker{h: sha256.New(), buf: *bp, fm: new(fiemap.Map), unread: &v.unread, early: early, full: v.full}
 			for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
 				if errs[w] = c.run(&jobs[i]); errs[w] != nil {
 					next.Store(int64(len(jobs)))
@@ -552,6 +570,7 @@ type fileChecker struct {
 	ext    []extent      // of the file being checked
 	unread *atomic.Int64 // bytes found shared with the cache
 	early  bool          // leave the files that would wait for a tar (verifyJob.later)
+	full   bool          // hash every file; the tar tells only whose damage a difference is
 }
 
 func (j *verifyJob) add(p string, kind error, more ...error) {
@@ -768,7 +787,10 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 	if err != nil && !closed {
 		return &os.PathError{Op: "verify", Path: f.Path, Err: err}
 	}
-	if len(diffs) > 0 {
+	switch i := slices.Index(diffs, ErrCacheDamaged); {
+	case i >= 0:
+		j.problems = append(j.problems, FileError{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Kind: j.tree.pkg.Kind, Path: f.Path, Entry: j.tree.pkg.SHA256, Err: found(ErrCacheDamaged, slices.Delete(diffs, i, i+1)...)})
+	case len(diffs) > 0:
 		j.add(f.Path, ErrModified, diffs...)
 	}
 	if closed && !unchanged(f, &st, j.tree.pkg) {
@@ -803,7 +825,8 @@ func (c *fileChecker) checkTarget(dirfd int, base string, f *db.File, diffs []er
 // checkFile compares a regular file's mode, size and data with its record. A hardlink's
 // record has its target's digest, and neither mode nor size. When the data cannot be
 // read, it returns the differences found before with the error. src, when not nil, is the
-// tar the file's data was cloned from.
+// tar the file's data was cloned from; with c.full, data that differ and are the tar's are
+// ErrCacheDamaged, among the differences for check to make the finding's kind.
 func (c *fileChecker) checkFile(src *cachedTar, dirfd int, base string, f *db.File, st *unix.Stat_t, diffs []error) ([]error, error) {
 	if f.Type != tar.TypeLink && st.Mode&0o7777 != uint32(f.Mode) {
 		diffs = append(diffs, ErrMode)
@@ -819,7 +842,7 @@ func (c *fileChecker) checkFile(src *cachedTar, dirfd int, base string, f *db.Fi
 		return diffs, err
 	}
 	defer unix.Close(fd)
-	if c.sameAsCached(src, fd, f) {
+	if !c.full && c.sameAsCached(src, fd, f) {
 		return diffs, nil
 	}
 	sum, err := c.hash(fd)
@@ -828,6 +851,9 @@ func (c *fileChecker) checkFile(src *cachedTar, dirfd int, base string, f *db.Fi
 	}
 	if sum != f.SHA256 {
 		diffs = append(diffs, ErrContent)
+		if c.full && c.sameAsCached(src, fd, f) {
+			diffs = append(diffs, ErrCacheDamaged) // the kind, which check takes out
+		}
 	}
 	return diffs, nil
 }

@@ -49,7 +49,7 @@ func BenchmarkVerifyShared(b *testing.B) {
 	cache := membersCache{tarPath, members}
 	b.ReportAllocs()
 	for b.Loop() {
-		problems, unread, err := r.verify(cache, nil)
+		problems, unread, err := r.verify(cache, false, nil)
 		if err != nil || len(problems) != 0 || unread == 0 {
 			b.Fatal(problems, unread, err)
 		}

@@ -2,6 +2,7 @@ package install
 
 import (
 	"archive/tar"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -202,7 +203,7 @@ func TestVerifyShared(t *testing.T) {
 					for _, m := range members {
 						e.off[m.Name] = m.Offset
 					}
-					_, intact, err := r.verify(testCache(tarPath), nil)
+					_, intact, err := r.verify(testCache(tarPath), false, nil)
 					must(t, err)
 					// Every whole block of big (and of same, its hardlink), other and exact; on
 					// btrfs, which clones a tail and truncates past it, every byte.
@@ -210,7 +211,7 @@ func TestVerifyShared(t *testing.T) {
 						t.Fatalf("intact tree: %d bytes proved by extents, want %d", intact, want)
 					}
 					tt.damage(t, e)
-					problems, unread, err := r.verify(testCache(tarPath), nil)
+					problems, unread, err := r.verify(testCache(tarPath), false, nil)
 					must(t, err)
 					var got []string
 					for _, p := range problems {
@@ -293,7 +294,7 @@ func TestVerifySharedVersions(t *testing.T) {
 				if step == "older tar removed" {
 					must(t, os.Remove(older))
 				}
-				problems, unread, err := r.verify(testCache(newer), nil)
+				problems, unread, err := r.verify(testCache(newer), false, nil)
 				must(t, err)
 				if len(problems) != 0 || unread < 2*bigPrefix { // big and other
 					t.Errorf("%s: problems %v, %d bytes proved by extents, want none and at least %d", step, problems, unread, 2*bigPrefix)
@@ -357,15 +358,15 @@ func TestVerifySlowIndex(t *testing.T) {
 	if _, err := r.installFrom(tarPath, p); err != nil {
 		t.Fatal(err)
 	}
-	_, quick, err := r.verify(testCache(tarPath), nil)
+	_, quick, err := r.verify(testCache(tarPath), false, nil)
 	must(t, err)
-	problems, slow, err := r.verify(slowCache{testCache(tarPath)}, nil)
+	problems, slow, err := r.verify(slowCache{testCache(tarPath)}, false, nil)
 	must(t, err)
 	if len(problems) != 0 || slow != quick || quick == 0 {
 		t.Errorf("intact tree, slow index: %v, %d bytes proved by extents, %d with a quick index", problems, slow, quick)
 	}
 	flipByte(t, filepath.Join(r.pkgDir("t"), "big"), 5000)
-	problems, _, err = r.verify(slowCache{testCache(tarPath)}, nil)
+	problems, _, err = r.verify(slowCache{testCache(tarPath)}, false, nil)
 	must(t, err)
 	var got []string
 	for _, p := range problems {
@@ -373,5 +374,76 @@ func TestVerifySlowIndex(t *testing.T) {
 	}
 	if want := []string{"t 1: modified big (content)", "t 1: modified same (content)"}; !slices.Equal(got, want) {
 		t.Errorf("changed byte, slow index:\n got %q\nwant %q", got, want)
+	}
+}
+
+// indexedCache is a Cache of one tar with the index it had when it was written: what the
+// cache's entry says of its members, whatever its bytes became since.
+type indexedCache struct {
+	tar     string
+	members []tarutil.Member
+}
+
+func (c indexedCache) Path(string) string                       { return c.tar }
+func (c indexedCache) Members(string) ([]tarutil.Member, error) { return c.members, nil }
+
+// TestVerifyFullCacheDamaged installs sharedTree from a tar whose big member was damaged
+// past what the cache's check at use samples, after its index was written, on XFS and
+// btrfs: VerifyFull reports big, and its hardlink same, as damaged in the cache (naming the
+// entry), not modified; a file changed in the root after a sound install stays modified.
+func TestVerifyFullCacheDamaged(t *testing.T) {
+	for _, kind := range []string{"xfs", "btrfs"} {
+		t.Run(kind, func(t *testing.T) {
+			base := testfs.Mount(t, kind)
+			for _, tt := range []struct {
+				name       string
+				tarDamage  bool // before the install, in the tar
+				rootChange bool // after it, in the root
+				kind       error
+			}{
+				{"cache-damaged", true, false, ErrCacheDamaged},
+				{"changed-in-root", false, true, ErrModified},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					work := filepath.Join(base, tt.name)
+					must(t, os.Mkdir(work, 0o755))
+					tarPath := alignedTar(t, work, sharedTree())
+					members := digestsOf(t, tarPath)
+					i := slices.IndexFunc(members, func(m tarutil.Member) bool { return m.Name == "big" })
+					if tt.tarDamage {
+						pwrite(t, tarPath, "DAMAGE", members[i].Offset+8*4096)
+					}
+					r := openRoot(t, filepath.Join(work, "root"))
+					defer r.Close()
+					p := pkgOf("t", "1")
+					p.Bin = nil
+					applyStaged(t, r, stageMembers(t, r, tarPath, p, members))
+					if tt.rootChange {
+						flipByte(t, filepath.Join(r.pkgDir("t"), "big"), 8*4096)
+					}
+					problems, err := r.VerifyFull(indexedCache{tarPath, members})
+					must(t, err)
+					if len(problems) != 2 {
+						t.Fatalf("VerifyFull: %v, want big and same", problems)
+					}
+					for _, p := range problems {
+						if !errors.Is(p.Err, tt.kind) || !errors.Is(p.Err, ErrContent) {
+							t.Errorf("%s: %v, want %v (content)", p.Path, p.Err, tt.kind)
+						}
+						if damaged := errors.Is(p.Err, ErrCacheDamaged); damaged == errors.Is(p.Err, ErrModified) {
+							t.Errorf("%s: %v, both or neither of modified and damaged in the cache", p.Path, p.Err)
+						}
+						if tt.tarDamage && p.Entry != pkgOf("t", "1").SHA256 {
+							t.Errorf("%s: entry %q, want the package's archive", p.Path, p.Entry)
+						}
+					}
+					fast, err := r.VerifyWith(indexedCache{tarPath, members})
+					must(t, err)
+					if tt.tarDamage && len(fast) != 0 {
+						t.Errorf("VerifyWith, reading no shared block: %v, want nothing", fast)
+					}
+				})
+			}
+		})
 	}
 }

@@ -309,6 +309,7 @@ type Problem struct {
 	Requirement string `json:"requirement,omitempty"` // a dependency nothing installed meets
 	Kind        string `json:"kind"`
 	What        string `json:"what,omitempty"`
+	Entry       string `json:"entry,omitempty"` // for a file cloned from a damaged cache entry (kind "damaged"), the sha256 of its archive
 }
 
 // newVerify is the Verify of checking pkgs packages with files files, which found ps.
@@ -316,7 +317,7 @@ func newVerify(pkgs, files int, ps []install.FileError) Verify {
 	v := Verify{Schema: VerifySchema, Packages: pkgs, Files: files, Problems: make([]Problem, 0, len(ps))}
 	for _, p := range ps {
 		v.Problems = append(v.Problems, Problem{Package: p.Package, Version: p.Version, Path: p.Path, Requirement: p.Requirement,
-			Kind: kindWord(p.Err), What: whatWords(p.Err)})
+			Kind: kindWord(p.Err), What: whatWords(p.Err), Entry: p.Entry})
 	}
 	return v
 }

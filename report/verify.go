@@ -70,6 +70,7 @@ var kinds = []struct {
 	word string
 }{
 	{install.ErrModified, "modified"},
+	{install.ErrCacheDamaged, "damaged"},
 	{install.ErrMissing, "missing"},
 	{install.ErrExtra, "extra"},
 	{install.ErrUnreadable, "unreadable"},
@@ -127,14 +128,19 @@ func whatWords(err error) string {
 
 // String is p as pkg verify prints it, a package's file where the root has it: "app 1.0:
 // modified bin/app (content)", "app 1.0: missing lib>=1 (dependency)", "app 1.0:
-// incomplete (...)".
+// incomplete (...)", "app 1.0: damaged bin/app (content: cloned from the damaged cache
+// entry SHA256, not changed in the root)".
 func (p Problem) String() string {
 	if p.Path == "" && p.Requirement == "" {
 		return fmt.Sprintf("%s %s: %s (%s)", p.Package, p.Version, p.Kind, p.What)
 	}
 	s := fmt.Sprintf("%s %s: %s %s", p.Package, p.Version, p.Kind, cmp.Or(p.InRoot, p.Path, p.Requirement))
-	if p.What != "" {
-		s += " (" + p.What + ")"
+	what := p.What
+	if p.Entry != "" {
+		what += ": cloned from the damaged cache entry " + p.Entry + ", not changed in the root"
+	}
+	if what != "" {
+		s += " (" + what + ")"
 	}
 	return s
 }
@@ -162,8 +168,10 @@ func (v Verify) Text() string {
 // files not pkg's that must first move out of the way (install.ErrForeign), and those of
 // the packages with a dependency nothing installed meets (install.ErrDependency), whose
 // reinstall installs it, and those recorded without their entry (install.ErrIncomplete),
-// which only an index or a lockfile that describes them records again.
-func Repair(ps []install.FileError) (pkgs, foreign, lacking, incomplete []string) {
+// which only an index or a lockfile that describes them records again, and those whose
+// files were cloned from a damaged cache entry (install.ErrCacheDamaged), whose reinstall
+// fetches the archive again.
+func Repair(ps []install.FileError) (pkgs, foreign, lacking, incomplete, damaged []string) {
 	for _, p := range ps {
 		key := repo.InstanceKey(p.Kind, p.Package, p.Version)
 		if !slices.Contains(pkgs, key) {
@@ -178,7 +186,11 @@ func Repair(ps []install.FileError) (pkgs, foreign, lacking, incomplete []string
 			foreign = append(foreign, p.Path)
 		case errors.Is(p.Err, install.ErrIncomplete):
 			incomplete = append(incomplete, key)
+		case errors.Is(p.Err, install.ErrCacheDamaged):
+			if !slices.Contains(damaged, key) {
+				damaged = append(damaged, key)
+			}
 		}
 	}
-	return pkgs, foreign, lacking, incomplete
+	return pkgs, foreign, lacking, incomplete, damaged
 }

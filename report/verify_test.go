@@ -25,14 +25,14 @@ func TestVerifyOf(t *testing.T) {
 	if v.Packages != 1 || v.Files != 3 || v.Text() != "2 problems found" {
 		t.Errorf("VerifyOf b: %+v, %q", v, v.Text())
 	}
-	pkgs, foreign, lacking, _ := Repair(ps)
+	pkgs, foreign, lacking, _, _ := Repair(ps)
 	if !slices.Equal(pkgs, []string{"b"}) || !slices.Equal(foreign, []string{"/r/bin/b"}) || lacking != nil {
 		t.Errorf("Repair = %q, %q, %q; want [b], [/r/bin/b], none", pkgs, foreign, lacking)
 	}
 	// A package a dependency is missing of is installed again, which installs it, and
 	// said to lack it.
 	dep := install.FileError{Package: "a", Version: "1.0", Requirement: "lib>=1", Err: fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrDependency)}
-	if pkgs, _, lacking, _ := Repair(append([]install.FileError{dep}, ps...)); !slices.Equal(pkgs, []string{"a", "b"}) || !slices.Equal(lacking, []string{"a"}) {
+	if pkgs, _, lacking, _, _ := Repair(append([]install.FileError{dep}, ps...)); !slices.Equal(pkgs, []string{"a", "b"}) || !slices.Equal(lacking, []string{"a"}) {
 		t.Errorf("Repair with a's dependency missing = %q, lacking %q; want [a b] installed again and [a] lacking", pkgs, lacking)
 	}
 	var b strings.Builder

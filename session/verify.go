@@ -19,7 +19,8 @@ import (
 // picks one). It takes the root's lock
 // where it can: a root of another user's, or on a read-only filesystem, it reads without,
 // saying so of the first. The cache's extents spare hashing the files that still share
-// them, unless full; it makes no cache. Where the last change's links into the root are
+// them; full hashes every file, and the extents tell those cloned from a damaged entry
+// (install.ErrCacheDamaged) from those changed in the root. It makes no cache. Where the last change's links into the root are
 // still to make, it checks nothing and returns why: the *LinksError of the roll-forward
 // its start ran and could not finish, or install.ErrNotLinked read without the lock.
 func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []db.Record, problems []install.FileError, err error) {
@@ -42,12 +43,16 @@ func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []
 	}
 	var cache install.Cache
 	var fc *fetch.Cache
-	if _, err := os.Stat(s.Cache); err == nil && !full {
+	if _, err := os.Stat(s.Cache); err == nil {
 		if fc, err = s.openCache(ctx, false); err == nil {
 			cache = fc
 		}
 	}
-	if problems, err = root.VerifyWith(cache, names...); err != nil {
+	verify := root.VerifyWith
+	if full {
+		verify = root.VerifyFull
+	}
+	if problems, err = verify(cache, names...); err != nil {
 		return nil, nil, err // the prefix's *LinksError said once, as the error
 	}
 	if fc != nil {

@@ -128,9 +128,11 @@ func TestSyncDamagedCacheDirectory(t *testing.T) {
 }
 
 // TestReinstallDamagedCache: damage inside a large member of a cached tar, which the check
-// at an entry's use samples past, is installed; verify --full finds it, and the reinstall
-// it names checks the entry whole, fetches it again and so puts back the archive's bytes,
-// on a filesystem that copies and on one that shares the cache's blocks.
+// at an entry's use samples past, is installed; verify --full finds it, where the file
+// still shares the cache's blocks as damage of the cache's entry, not a change in the root;
+// the reinstall it names checks the entry whole, refuses offline naming the entry, and
+// online fetches it again and so puts back the archive's bytes, on a filesystem that
+// copies and on one that shares the cache's blocks.
 func TestReinstallDamagedCache(t *testing.T) {
 	for _, kind := range []string{"tmp", "xfs"} {
 		t.Run(kind, func(t *testing.T) {
@@ -163,10 +165,32 @@ func TestReinstallDamagedCache(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.Close()
+			damaged, err := os.ReadFile(tarPath)
+			if err != nil {
+				t.Fatal(err)
+			}
 			e.ok("install", "big")
+			want, advice := "big 1.0: modified share/big/data (content)\n", ""
+			if kind == "xfs" {
+				want = "big 1.0: damaged share/big/data (content: cloned from the damaged cache entry " + res.Package.SHA256 + ", not changed in the root)\n"
+				advice = "the cache's copy of big is damaged, not a file you changed"
+			}
 			out, stderr, code := e.pkg("verify", "--full")
-			if code != 1 || !strings.Contains(out, "big 1.0: modified share/big/data (content)") || !strings.Contains(stderr, e.cmd("install --reinstall big")) {
-				t.Fatalf("verify --full of the damaged install: exit %d\n%s%s", code, out, stderr)
+			if code != 1 || out != want || !strings.Contains(stderr, advice) || !strings.Contains(stderr, e.cmd("install --reinstall big")) {
+				t.Fatalf("verify --full of the damaged install: exit %d\n%s%s\nwant %q and advice %q", code, out, stderr, want, advice)
+			}
+			if kind == "xfs" {
+				if out, _ := e.ok("verify"); out != "verified 1 package, 2 files\n" {
+					t.Errorf("verify, reading no shared block: %q", out)
+				}
+			}
+			out, stderr, code = e.pkg("--offline", "install", "--reinstall", "big")
+			if code != 1 || !strings.Contains(stderr, "cached big 1.0 is damaged") || !strings.Contains(stderr, "share/big/data") {
+				t.Errorf("offline reinstall of the damaged entry: exit %d\n%s%s", code, out, stderr)
+			}
+			e.ok("fetch", "big") // the offline reinstall removed the entry: fetch it, damaged again
+			if err := os.WriteFile(tarPath, damaged, 0o600); err != nil {
+				t.Fatal(err)
 			}
 			out, stderr = e.ok("install", "--reinstall", "big")
 			if !strings.Contains(stderr, "cached big 1.0 is damaged") || !strings.Contains(out, "reinstalled big 1.0") {

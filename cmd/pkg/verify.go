@@ -57,10 +57,11 @@ func verifyAction(c *cli.Context) error {
 		}
 		return nil
 	}
-	reinstall, foreign, lacking, incomplete := report.Repair(problems)
-	advice := ""
+	reinstall, foreign, lacking, incomplete, damaged := report.Repair(problems)
+	advice, fetched := damagedAdvice(c, damaged)
+	reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(fetched, k) })
 	if len(incomplete) > 0 {
-		advice = describeAdvice(c, incomplete)
+		advice += describeAdvice(c, incomplete)
 		reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(incomplete, k) })
 		lacking = slices.DeleteFunc(lacking, func(k string) bool { return slices.Contains(incomplete, k) })
 		if len(reinstall) == 0 {
@@ -68,7 +69,29 @@ func verifyAction(c *cli.Context) error {
 		}
 		advice += "; then "
 	}
+	if len(reinstall) == 0 { // each package's entry damaged, with no repository to fetch it from
+		return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(strings.TrimSuffix(advice, "; "), false))
+	}
 	return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(advice+repairAdvice(c, reinstall, foreign, lacking), false))
+}
+
+// damagedAdvice says that the packages keys were installed from damaged cache entries
+// (install.ErrCacheDamaged), whose reinstall checks them whole and fetches them again.
+// Where no repository is in effect, from which to fetch them, it names the reinstall from
+// one and returns keys, which the advice of a reinstall from the cache must leave out.
+func damagedAdvice(c *cli.Context, keys []string) (advice string, fetched []string) {
+	if len(keys) == 0 {
+		return "", nil
+	}
+	them := strings.Join(keys, " ")
+	advice = "the cache's copies of " + them + " are damaged, not files you changed: a reinstall checks them whole and fetches them again"
+	if len(keys) == 1 {
+		advice = "the cache's copy of " + them + " is damaged, not a file you changed: a reinstall checks it whole and fetches it again"
+	}
+	if rs, err := sess(c).Repositories(); err != nil || len(rs) == 0 {
+		return advice + fmt.Sprintf(", from a repository that offers it: 'pkg --repo URL install --reinstall %s'; ", them), keys
+	}
+	return advice + "; ", nil
 }
 
 // describeAdvice says what records the packages keys, which a repair recorded without
