@@ -183,6 +183,14 @@ func TestReinstallDamagedCache(t *testing.T) {
 				if out, _ := e.ok("verify"); out != "verified 1 package, 2 files\n" {
 					t.Errorf("verify, reading no shared block: %q", out)
 				}
+				// With no repository in effect, the cache alone cannot put the bytes back.
+				bare := *e
+				bare.repo = ""
+				wantLine := bare.cmd("install --reinstall big")
+				wantLine = strings.Replace(wantLine, " install --reinstall", " --repo URL install --reinstall", 1)
+				if out, stderr, code := bare.pkg("verify", "--full"); code != 1 || out != want || !strings.Contains(stderr, "from a repository that offers it: '"+wantLine+"'") || strings.Contains(stderr, "--offline") {
+					t.Errorf("verify --full with no repository in effect: exit %d\n%s%s\nwant the reinstall %q", code, out, stderr, wantLine)
+				}
 			}
 			out, stderr, code = e.pkg("--offline", "install", "--reinstall", "big")
 			if code != 1 || !strings.Contains(stderr, "cached big 1.0 is damaged") || !strings.Contains(stderr, "share/big/data") {
