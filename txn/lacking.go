@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"pkg/db"
+	"pkg/internal/units"
 	"pkg/repo"
 )
 
@@ -36,7 +37,7 @@ func (ix *Catalog) lacking(in *repo.Index, before []db.Record, again []repo.Pack
 	}
 	what := strings.Replace(short[0], " (", " lacks (", 1) // "what app 1.0 lacks (lib>=1)"
 	if len(short) > 1 {
-		what = strings.Join(short[:len(short)-1], ", ") + " and " + short[len(short)-1] + " lack"
+		what = units.List(short, 0) + " lack"
 	}
 	// Only again's depends and peers are resolved: the others', and every optional
 	// dependency, that nothing installed meets are left as they are.
