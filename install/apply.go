@@ -733,9 +733,8 @@ type NeededError struct {
 }
 
 func (e *NeededError) Error() string {
-	by := make([]string, len(e.By))
+	by := versions(e.By)
 	for i, r := range e.By {
-		by[i] = r.Name + " " + r.Version
 		if through := e.Through[r.Key()]; len(through) > 0 {
 			by[i] += " (through " + units.Some(versions(through), maxDependentsNamed) + ")"
 		}
