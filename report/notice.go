@@ -44,7 +44,7 @@ func NoticeText(n notice.Notice) string {
 		if why == "" {
 			why = "the repositories in effect do not offer them"
 		}
-		return fmt.Sprintf("no index or record to describe %s (%s): recorded without their commands, libraries and dependencies until installed again from an index or a lockfile that describes them", units.Some(n.Packages, recoveredNames), why)
+		return fmt.Sprintf("no index or record to describe %s (%s): recorded without their commands, libraries and dependencies until installed again from an index or a lockfile that describes them", units.Some(n.Packages, noticeNames), why)
 	case notice.NoCache:
 		return "nothing is cached: no cache at " + n.Dir
 	case notice.CacheWaiting:
@@ -66,16 +66,16 @@ func NoticeText(n notice.Notice) string {
 	return fmt.Sprint(n)
 }
 
-// recoveredNames is how many packages a notice names in each list (recoveredText, NoIndex), so that a
-// commit of thousands of packages cut short is said in a line.
-const recoveredNames = 8
+// noticeNames is how many packages a notice names in each list, so that a commit of
+// thousands of packages cut short is said in a line.
+const noticeNames = 8
 
 // recoveredText says what opening a root undid or deleted, a clause each, joined by "; ":
 // "undid an interrupted install of a, b and 3 more; deleted the unfinished install of c".
 func recoveredText(n notice.RootRecovered) string {
 	var said []string
 	for _, u := range n.Undone {
-		said = append(said, "undid an interrupted "+u.Op+" of "+units.Some(u.Names, recoveredNames))
+		said = append(said, "undid an interrupted "+u.Op+" of "+units.Some(u.Names, noticeNames))
 	}
 	for _, k := range n.Kept {
 		said = append(said, fmt.Sprintf("kept the old tree of %s, with files of yours in it, in %s", k.Name, k.Dir))
@@ -87,10 +87,10 @@ func recoveredText(n notice.RootRecovered) string {
 		said = append(said, "could not keep yet the tree at "+p+", which may hold files of the user's: it stays for the next start")
 	}
 	if len(n.Unfinished) > 0 {
-		said = append(said, "deleted the unfinished install of "+units.Some(n.Unfinished, recoveredNames))
+		said = append(said, "deleted the unfinished install of "+units.Some(n.Unfinished, noticeNames))
 	}
 	if len(n.Replaced) > 0 {
-		said = append(said, "deleted the replaced or removed tree of "+units.Some(n.Replaced, recoveredNames))
+		said = append(said, "deleted the replaced or removed tree of "+units.Some(n.Replaced, noticeNames))
 	}
 	return strings.Join(said, "; ")
 }
