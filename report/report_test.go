@@ -63,6 +63,8 @@ func TestJSON(t *testing.T) {
 		{"why", NewWhy(p, "app", nil, nil), `{"schema":"pkg.why/1","name":"app","version":"1.0","requested":"app","needed_by":[],"chains":[]}`},
 		{"verify", newVerify(1, 2, []install.FileError{{Package: "app", Version: "1.0", Path: "bin/app", Err: fmt.Errorf("%w (%w)", install.ErrModified, install.ErrContent)}}),
 			`{"schema":"pkg.verify/1","packages":1,"files":2,"problems":[{"package":"app","version":"1.0","path":"bin/app","kind":"modified","what":"content"}]}`},
+		{"verify", newVerify(1, 2, []install.FileError{{Package: "app", Version: "1.0", Path: "bin/app", Entry: "abc", Err: fmt.Errorf("%w (%w)", install.ErrCacheDamaged, install.ErrContent)}}),
+			`{"schema":"pkg.verify/1","packages":1,"files":2,"problems":[{"package":"app","version":"1.0","path":"bin/app","kind":"damaged","what":"content","entry":"abc"}]}`},
 		{"verify", newVerify(0, 0, nil), `{"schema":"pkg.verify/1","packages":0,"files":0,"problems":[]}`},
 		// A dependency nothing installed meets is no path: a reader of path and kind
 		// missing as a file finds none, and the requirement is a field of its own.

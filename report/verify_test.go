@@ -43,6 +43,15 @@ func TestVerifyOf(t *testing.T) {
 	if got, want := newVerify(1, 2, []install.FileError{dep}).Problems[0].String(), "a 1.0: missing lib>=1 (dependency)"; got != want {
 		t.Errorf("a's dependency missing: %q; want %q", got, want)
 	}
+	// A file cloned from a damaged cache entry names the entry, and its package is said to
+	// need the entry fetched again, as well as reinstalled.
+	damaged := install.FileError{Package: "c", Version: "2", Path: "f", Entry: "abc", Err: fmt.Errorf("%w (%w)", install.ErrCacheDamaged, install.ErrContent)}
+	if got, want := newVerify(1, 1, []install.FileError{damaged}).Problems[0].String(), "c 2: damaged f (content: cloned from the damaged cache entry abc, not changed in the root)"; got != want {
+		t.Errorf("c's file cloned from a damaged entry: %q; want %q", got, want)
+	}
+	if pkgs, _, _, _, fetch := Repair([]install.FileError{damaged, damaged}); !slices.Equal(pkgs, []string{"c"}) || !slices.Equal(fetch, []string{"c"}) {
+		t.Errorf("Repair of c's two files cloned from a damaged entry = %q, damaged %q; want [c] and [c]", pkgs, fetch)
+	}
 }
 
 // TestVerifyInRoot checks that a problem of an npm package's file names it where the root
@@ -88,6 +97,7 @@ func TestProblemWords(t *testing.T) {
 		{fmt.Errorf("%w (%w)", install.ErrUnreadable, fs.ErrPermission), "unreadable", "permission denied"},
 		{fmt.Errorf("%w (%w)", install.ErrMissing, install.ErrDependency), "missing", "dependency"},
 		{fmt.Errorf("%w (%w)", install.ErrExtra, install.ErrPlaceholder), "extra", "in the placeholder of a folded directory, whose files are at its prefix path"},
+		{fmt.Errorf("%w (%w)", install.ErrCacheDamaged, install.ErrContent), "damaged", "content"},
 	} {
 		p := newVerify(1, 1, []install.FileError{{Package: "a", Version: "1", Path: "f", Err: tt.err}}).Problems[0]
 		if p.Kind != tt.kind || p.What != tt.what {
