@@ -43,10 +43,11 @@ var (
 	// ErrIncomplete is a package a repair recorded from its tree alone (db.Record.Bare):
 	// its files are checked, its dependencies and commands cannot be.
 	ErrIncomplete = errors.New("install: recorded without its dependencies, commands and libraries")
-	// ErrCacheDamaged is a file that differs from its digest and holds what the cache's tar
-	// holds of its member, on the tar's own blocks: not changed in the root, but cloned
-	// from an entry whose bytes were wrong (FileError.Entry names it). A reinstall that
-	// checks the entry whole fetches it again.
+	// ErrCacheDamaged is a file whose data alone differ from its digest, and that holds
+	// what the cache's tar holds of its member, on the tar's own blocks: not changed in the
+	// root, but cloned from an entry whose bytes were wrong (FileError.Entry names it). A
+	// reinstall that checks the entry whole fetches it again. One whose mode or type
+	// differs too was changed in the root: ErrModified.
 	ErrCacheDamaged = errors.New("install: damaged in the cache")
 
 	ErrType        = errors.New("install: type differs")
@@ -787,10 +788,12 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 	if err != nil && !closed {
 		return &os.PathError{Op: "verify", Path: f.Path, Err: err}
 	}
-	switch i := slices.Index(diffs, ErrCacheDamaged); {
-	case i >= 0:
-		j.problems = append(j.problems, FileError{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Kind: j.tree.pkg.Kind, Path: f.Path, Entry: j.tree.pkg.SHA256, Err: found(ErrCacheDamaged, slices.Delete(diffs, i, i+1)...)})
-	case len(diffs) > 0:
+	damaged := slices.Contains(diffs, ErrCacheDamaged)
+	diffs = slices.DeleteFunc(diffs, func(e error) bool { return e == ErrCacheDamaged })
+	switch {
+	case damaged && len(diffs) == 1: // its data alone, and those are the cache's
+		j.problems = append(j.problems, FileError{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Kind: j.tree.pkg.Kind, Path: f.Path, Entry: j.tree.pkg.SHA256, Err: found(ErrCacheDamaged, diffs...)})
+	case len(diffs) > 0: // a mode or type changed too: changed in the root, whatever the cache holds
 		j.add(f.Path, ErrModified, diffs...)
 	}
 	if closed && !unchanged(f, &st, j.tree.pkg) {

@@ -397,12 +397,14 @@ func TestVerifyFullCacheDamaged(t *testing.T) {
 			base := testfs.Mount(t, kind)
 			for _, tt := range []struct {
 				name       string
-				tarDamage  bool // before the install, in the tar
-				rootChange bool // after it, in the root
-				kind       error
+				tarDamage  bool  // before the install, in the tar
+				rootChange bool  // after it, in the root
+				chmod      bool  // after it, in the root: big's mode, which same, its hardlink, does not record
+				kind       error // of big's finding, and of same's but where chmod
 			}{
-				{"cache-damaged", true, false, ErrCacheDamaged},
-				{"changed-in-root", false, true, ErrModified},
+				{"cache-damaged", true, false, false, ErrCacheDamaged},
+				{"changed-in-root", false, true, false, ErrModified},
+				{"cache-damaged-mode-changed", true, false, true, ErrModified},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					work := filepath.Join(base, tt.name)
@@ -421,18 +423,25 @@ func TestVerifyFullCacheDamaged(t *testing.T) {
 					if tt.rootChange {
 						flipByte(t, filepath.Join(r.pkgDir("t"), "big"), 8*4096)
 					}
+					if tt.chmod {
+						must(t, os.Chmod(filepath.Join(r.pkgDir("t"), "big"), 0o600))
+					}
 					problems, err := r.VerifyFull(indexedCache{tarPath, members})
 					must(t, err)
 					if len(problems) != 2 {
 						t.Fatalf("VerifyFull: %v, want big and same", problems)
 					}
-					entry := "" // the damaged cache entry a finding names: none for a change in the root
-					if tt.tarDamage {
-						entry = pkgOf("t", "1").SHA256
-					}
 					for _, p := range problems {
-						if !errors.Is(p.Err, tt.kind) || !errors.Is(p.Err, ErrContent) {
-							t.Errorf("%s: %v, want %v (content)", p.Path, p.Err, tt.kind)
+						kind := tt.kind
+						if tt.chmod && p.Path == "same" {
+							kind = ErrCacheDamaged // its data alone differ
+						}
+						entry := "" // the damaged cache entry a finding names: none for a change in the root
+						if kind == ErrCacheDamaged {
+							entry = pkgOf("t", "1").SHA256
+						}
+						if !errors.Is(p.Err, kind) || !errors.Is(p.Err, ErrContent) || tt.chmod && p.Path == "big" && !errors.Is(p.Err, ErrMode) {
+							t.Errorf("%s: %v, want %v (content)", p.Path, p.Err, kind)
 						}
 						if damaged := errors.Is(p.Err, ErrCacheDamaged); damaged == errors.Is(p.Err, ErrModified) {
 							t.Errorf("%s: %v, both or neither of modified and damaged in the cache", p.Path, p.Err)
@@ -443,7 +452,7 @@ func TestVerifyFullCacheDamaged(t *testing.T) {
 					}
 					fast, err := r.VerifyWith(indexedCache{tarPath, members})
 					must(t, err)
-					if tt.tarDamage && len(fast) != 0 {
+					if tt.tarDamage && !tt.chmod && len(fast) != 0 {
 						t.Errorf("VerifyWith, reading no shared block: %v, want nothing", fast)
 					}
 				})
