@@ -191,6 +191,10 @@ func TestReinstallDamagedCache(t *testing.T) {
 				if out, stderr, code := bare.pkg("verify", "--full"); code != 1 || out != want || !strings.Contains(stderr, "from a repository that offers it: '"+wantLine+"'") || strings.Contains(stderr, "--offline") {
 					t.Errorf("verify --full with no repository in effect: exit %d\n%s%s\nwant the reinstall %q", code, out, stderr, wantLine)
 				}
+				// Run offline, it names the reinstall online: offline, that reinstall refuses.
+				if out, stderr, code := e.pkg("--offline", "verify", "--full"); code != 1 || out != want || !strings.Contains(stderr, "'"+e.cmd("install --reinstall big")+"'") || strings.Contains(stderr, "--offline") {
+					t.Errorf("verify --full, offline: exit %d\n%s%s\nwant the reinstall %q, online", code, out, stderr, e.cmd("install --reinstall big"))
+				}
 			}
 			out, stderr, code = e.pkg("--offline", "install", "--reinstall", "big")
 			if code != 1 || !strings.Contains(stderr, "cached big 1.0 is damaged") || !strings.Contains(stderr, "share/big/data") {

@@ -59,20 +59,21 @@ func verifyAction(c *cli.Context) error {
 	}
 	reinstall, foreign, lacking, incomplete, damaged := report.Repair(problems)
 	advice, fetched := damagedAdvice(c, damaged)
+	online := len(damaged) > 0 // the lines name a reinstall that fetches again: not --offline, which refuses it
 	reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(fetched, k) })
 	if len(incomplete) > 0 {
 		advice += describeAdvice(c, incomplete)
 		reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(incomplete, k) })
 		lacking = slices.DeleteFunc(lacking, func(k string) bool { return slices.Contains(incomplete, k) })
 		if len(reinstall) == 0 {
-			return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(advice, false))
+			return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(advice, online))
 		}
 		advice += "; then "
 	}
 	if len(reinstall) == 0 { // each package's entry damaged, with no repository to fetch it from
-		return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(strings.TrimSuffix(advice, "; "), false))
+		return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(strings.TrimSuffix(advice, "; "), online))
 	}
-	return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(advice+repairAdvice(c, reinstall, foreign, lacking), false))
+	return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(advice+repairAdvice(c, reinstall, foreign, lacking), online))
 }
 
 // damagedAdvice says that the packages keys were installed from damaged cache entries
