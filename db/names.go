@@ -3,8 +3,8 @@ package db
 import (
 	"fmt"
 	"slices"
-	"strings"
 
+	"pkg/internal/units"
 	"pkg/repo"
 )
 
@@ -22,7 +22,7 @@ func (e *NotInstalledError) Error() string {
 		if len(e.ProvidedBy) > 1 {
 			verb = "provide"
 		}
-		return fmt.Sprintf("%s %s: not installed; installed %s %s it", e.Op, e.Name, strings.Join(e.ProvidedBy, " and "), verb)
+		return fmt.Sprintf("%s %s: not installed; installed %s %s it", e.Op, e.Name, units.List(e.ProvidedBy, 0), verb)
 	}
 	return fmt.Sprintf("%s %s: not installed%s", e.Op, e.Name, e.Close)
 }

@@ -3,9 +3,9 @@ package session
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"pkg/db"
+	"pkg/internal/units"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -24,7 +24,7 @@ func (e *NotOfferedError) Error() string {
 		if len(e.ProvidedBy) > 1 {
 			verb = "provide"
 		}
-		return fmt.Sprintf("%s: not installed, and %s has no package of that name; %s %s it", e.Name, e.Source, strings.Join(e.ProvidedBy, " and "), verb)
+		return fmt.Sprintf("%s: not installed, and %s has no package of that name; %s %s it", e.Name, e.Source, units.List(e.ProvidedBy, 0), verb)
 	}
 	return fmt.Sprintf("%s: not installed, and %s has no package of that name%s", e.Name, e.Source, e.Close)
 }

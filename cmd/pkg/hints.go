@@ -224,7 +224,7 @@ var hints = []hintRule{
 		for i, r := range de.By {
 			names[i] = shell.Quote(r.Name)
 		}
-		them := strings.Join(names, " and ") + " need it"
+		them := units.List(names, 0) + " need it"
 		switch {
 		case !de.NamesAll():
 			them = fmt.Sprintf("%d packages need it (%s)", len(de.By), whyAllHint(de.Removed.Key()))

@@ -112,7 +112,7 @@ func describeAdvice(c *cli.Context, keys []string) string {
 func repairAdvice(c *cli.Context, reinstall, foreign, lacking []string) string {
 	first := ""
 	if len(foreign) > 0 {
-		first = "move " + strings.Join(foreign, " and ") + " away (not pkg's to replace), then "
+		first = "move " + units.List(foreign, 0) + " away (not pkg's to replace), then "
 	}
 	// Where no repository is in effect, or none is known (the configuration unreadable), the
 	// archives are the cache's alone. One in effect that does not offer the package (a root
@@ -212,7 +212,7 @@ func repair(c *cli.Context) error {
 		if len(asked) == 1 {
 			them = "it"
 		}
-		advise(c, "you asked for %s: 'pkg install %s' installs %s again, as asked for", strings.Join(asked, " and "), strings.Join(args, " "), them)
+		advise(c, "you asked for %s: 'pkg install %s' installs %s again, as asked for", units.List(asked, 0), strings.Join(args, " "), them)
 	}
 	if !b.Salvaged {
 		warn(c, "what you asked for and the repositories' pins could not be read from the old database: every package no other needs, each npm package lib/node_modules/NAME links to, and each of packages needing only each other where none is so linked counts as asked for, and a signed repository's key must be trusted again (pkg trust add)")
