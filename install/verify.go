@@ -788,12 +788,10 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 	if err != nil && !closed {
 		return &os.PathError{Op: "verify", Path: f.Path, Err: err}
 	}
-	damaged := slices.Contains(diffs, ErrCacheDamaged)
-	diffs = slices.DeleteFunc(diffs, func(e error) bool { return e == ErrCacheDamaged })
-	switch {
-	case damaged && len(diffs) == 1: // its data alone, and those are the cache's
-		j.problems = append(j.problems, FileError{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Kind: j.tree.pkg.Kind, Path: f.Path, Entry: j.tree.pkg.SHA256, Err: found(ErrCacheDamaged, diffs...)})
-	case len(diffs) > 0: // a mode or type changed too: changed in the root, whatever the cache holds
+	switch i := slices.Index(diffs, ErrCacheDamaged); {
+	case i >= 0:
+		j.problems = append(j.problems, FileError{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Kind: j.tree.pkg.Kind, Path: f.Path, Entry: j.tree.pkg.SHA256, Err: found(ErrCacheDamaged, slices.Delete(diffs, i, i+1)...)})
+	case len(diffs) > 0:
 		j.add(f.Path, ErrModified, diffs...)
 	}
 	if closed && !unchanged(f, &st, j.tree.pkg) {
@@ -828,8 +826,8 @@ func (c *fileChecker) checkTarget(dirfd int, base string, f *db.File, diffs []er
 // checkFile compares a regular file's mode, size and data with its record. A hardlink's
 // record has its target's digest, and neither mode nor size. When the data cannot be
 // read, it returns the differences found before with the error. src, when not nil, is the
-// tar the file's data was cloned from; with c.full, data that differ and are the tar's are
-// ErrCacheDamaged, among the differences for check to make the finding's kind.
+// tar the file's data was cloned from; with c.full, data that alone differ and are the
+// tar's are ErrCacheDamaged, among the differences for check to make the finding's kind.
 func (c *fileChecker) checkFile(src *cachedTar, dirfd int, base string, f *db.File, st *unix.Stat_t, diffs []error) ([]error, error) {
 	if f.Type != tar.TypeLink && st.Mode&0o7777 != uint32(f.Mode) {
 		diffs = append(diffs, ErrMode)
@@ -854,7 +852,8 @@ func (c *fileChecker) checkFile(src *cachedTar, dirfd int, base string, f *db.Fi
 	}
 	if sum != f.SHA256 {
 		diffs = append(diffs, ErrContent)
-		if c.full && c.sameAsCached(src, fd, f) {
+		// A mode changed too was changed in the root, whatever the cache holds.
+		if c.full && !slices.Contains(diffs, ErrMode) && c.sameAsCached(src, fd, f) {
 			diffs = append(diffs, ErrCacheDamaged) // the kind, which check takes out
 		}
 	}
