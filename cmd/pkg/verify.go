@@ -59,21 +59,22 @@ func verifyAction(c *cli.Context) error {
 	}
 	reinstall, foreign, lacking, incomplete, damaged := report.Repair(problems)
 	advice, fetched := damagedAdvice(c, damaged)
-	online := len(damaged) > 0 // the lines name a reinstall that fetches again: not --offline, which refuses it
 	reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(fetched, k) })
 	if len(incomplete) > 0 {
 		advice += describeAdvice(c, incomplete)
 		reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(incomplete, k) })
 		lacking = slices.DeleteFunc(lacking, func(k string) bool { return slices.Contains(incomplete, k) })
-		if len(reinstall) == 0 {
-			return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(advice, online))
+		if len(reinstall) > 0 {
+			advice += "; then "
 		}
-		advice += "; then "
 	}
-	if len(reinstall) == 0 { // each package's entry damaged, with no repository to fetch it from
-		return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(strings.TrimSuffix(advice, "; "), online))
+	if len(reinstall) > 0 {
+		advice += repairAdvice(c, reinstall, foreign, lacking)
 	}
-	return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(advice+repairAdvice(c, reinstall, foreign, lacking), online))
+	// Where each package's entry is damaged, with no repository to fetch it from, advice is
+	// damagedAdvice's, ending "; ". A damaged entry's reinstall fetches again: not --offline,
+	// which refuses it.
+	return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(strings.TrimSuffix(advice, "; "), len(damaged) > 0))
 }
 
 // damagedAdvice says that the packages keys were installed from damaged cache entries
