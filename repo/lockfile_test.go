@@ -489,7 +489,8 @@ func TestLockOutdatedNames(t *testing.T) {
 
 // TestLockOutdatedNPM: a locked npm package the index now resolves to another version is
 // said to be locked at one version and resolved at the other, as any package is, not
-// taken for a new package (an npm instance's key holds its version).
+// taken for a new package (an npm instance's key holds its version), nor named again as no
+// longer required.
 func TestLockOutdatedNPM(t *testing.T) {
 	old := npmTestIndex(t, "ms 2.1.2", "debug 4.3.4 ms@2.1.2")
 	pkgs, err := old.Resolve(parseReqs(t, "debug"))
@@ -498,8 +499,14 @@ func TestLockOutdatedNPM(t *testing.T) {
 	}
 	l := NewLock("file:///r/", parseReqs(t, "debug"), pkgs)
 	ix := npmTestIndex(t, "ms 2.1.2", "ms 2.1.3", "debug 4.3.4 ms@2.1.2", "debug 4.4.0 ms@^2.1.3")
-	if err := l.Outdated(ix); !stale(err, "", "debug 4.3.4", "debug 4.4.0") {
-		t.Errorf("Outdated with debug 4.4.0 out: %v, want debug locked at 4.3.4, resolved at 4.4.0", err)
+	err = l.Outdated(ix)
+	if !stale(err, "", "debug 4.3.4", "debug 4.4.0") {
+		t.Fatalf("Outdated with debug 4.4.0 out: %v, want debug locked at 4.3.4, resolved at 4.4.0", err)
+	}
+	// Each moved instance is named once, as moved, not also as no longer required.
+	want := "lockfile is out of date: debug is locked at 4.3.4, the index now resolves 4.4.0; and ms is locked at 2.1.2, the index now resolves 2.1.3"
+	if err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err, want)
 	}
 }
 
