@@ -84,6 +84,9 @@ func TestAdd(t *testing.T) {
 		t.Errorf("Add: missing %q, lib dirs %q, replaced %v; want b>=2, usr/lib, none", res.Missing, res.LibDirs, res.Replaced)
 	}
 
+	if res, err := Add(t.Context(), dir, a, p, false, nil); err != nil || res.Replaced != nil {
+		t.Errorf("Add of the same entry again: replaced %v, %v; want nothing replaced", res.Replaced, err)
+	}
 	p.Summary = "other"
 	if _, err := Add(t.Context(), dir, a, p, false, nil); err == nil {
 		t.Error("Add of the same version with other metadata: no error")
