@@ -246,12 +246,19 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 	if lerr == nil && rerr == nil { // by the relations the plan read, as autoremove would (unneeded)
 		before, _ := described(p.in, p.before)
 		after, unknown := described(p.in, after)
-		auto, _, _ := unneeded(after, unknown, asked)
+		// What autoremove takes, a graph of the root: made only where a package lost its
+		// last dependent, not on most changes (1 ms for 229 npm packages).
+		auto := sync.OnceValue(func() []string {
+			remove, _, _ := unneeded(after, unknown, asked)
+			return remove
+		})
 		out.Commands, out.Unneeded = changed(before, after, func(key string) bool {
 			_, ok := asked[key] // autoremove keeps it: a request the change kept
-			return ok || p.wanted(key) || !slices.Contains(auto, key)
+			return ok || p.wanted(key) || !slices.Contains(auto(), key)
 		})
-		out.Stranded = stranded(after, out.Unneeded, auto)
+		if len(out.Unneeded) > 0 {
+			out.Stranded = stranded(after, out.Unneeded, auto())
+		}
 	}
 	if len(p.install) > 0 {
 		// The root recorded in the cache, so that a prune from another root keeps its
@@ -389,9 +396,6 @@ func changed(before, after []db.Record, wanted func(string) bool) (cmds []Comman
 // through one another: of auto (db.Unneeded of after, what autoremove removes, sorted),
 // those that a package of unneeded leads to by its dependencies, in auto's order.
 func stranded(after, unneeded []db.Record, auto []string) []db.Record {
-	if len(unneeded) == 0 { // most changes: nothing leads anywhere, and the graph costs 1 ms for 229 npm packages
-		return nil
-	}
 	deps := repo.Dependencies(db.Packages(after))
 	reached := make(map[string]bool, len(unneeded))
 	var todo []string
