@@ -10,7 +10,8 @@ import (
 	"pkg/tarutil"
 )
 
-// membersCache is a Cache of one tar whose members were read once.
+// membersCache is a Cache of one tar with the members its index had when read: what the
+// cache's entry says of them, whatever the tar's bytes became since.
 type membersCache struct {
 	path    string
 	members []tarutil.Member

@@ -377,16 +377,6 @@ func TestVerifySlowIndex(t *testing.T) {
 	}
 }
 
-// indexedCache is a Cache of one tar with the index it had when it was written: what the
-// cache's entry says of its members, whatever its bytes became since.
-type indexedCache struct {
-	tar     string
-	members []tarutil.Member
-}
-
-func (c indexedCache) Path(string) string                       { return c.tar }
-func (c indexedCache) Members(string) ([]tarutil.Member, error) { return c.members, nil }
-
 // TestVerifyFullCacheDamaged installs sharedTree from a tar whose big member was damaged
 // past what the cache's check at use samples, after its index was written, on XFS and
 // btrfs: VerifyFull reports big, and its hardlink same, as damaged in the cache (naming the
@@ -426,7 +416,7 @@ func TestVerifyFullCacheDamaged(t *testing.T) {
 					if tt.chmod {
 						must(t, os.Chmod(filepath.Join(r.pkgDir("t"), "big"), 0o600))
 					}
-					problems, err := r.VerifyFull(indexedCache{tarPath, members})
+					problems, err := r.VerifyFull(membersCache{tarPath, members})
 					must(t, err)
 					if len(problems) != 2 {
 						t.Fatalf("VerifyFull: %v, want big and same", problems)
@@ -450,7 +440,7 @@ func TestVerifyFullCacheDamaged(t *testing.T) {
 							t.Errorf("%s: entry %q, want %q", p.Path, p.Entry, entry)
 						}
 					}
-					fast, err := r.VerifyWith(indexedCache{tarPath, members})
+					fast, err := r.VerifyWith(membersCache{tarPath, members})
 					must(t, err)
 					if tt.tarDamage && !tt.chmod && len(fast) != 0 {
 						t.Errorf("VerifyWith, reading no shared block: %v, want nothing", fast)
