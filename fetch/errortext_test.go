@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"pkg/repo"
@@ -56,7 +57,15 @@ func TestZipErrorText(t *testing.T) {
 			t.Errorf("zipError of %v is not it", tt.err)
 		}
 	}
+	if got, want := (&zipError{"a", unhashableError{"b", "c"}}).Error(), `zip member "a": b, c`; got != want {
+		t.Errorf("zipError of an unhashable error says %q, want %q", got, want)
+	}
 	if got, want := errZipEncrypted.Error(), "fetch: encrypted"; got != want {
 		t.Errorf("errZipEncrypted says %q, want %q", got, want)
 	}
 }
+
+// unhashableError is an error of a type that cannot be a map key.
+type unhashableError []string
+
+func (e unhashableError) Error() string { return strings.Join(e, ", ") }

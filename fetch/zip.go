@@ -58,21 +58,24 @@ type zipError struct {
 }
 
 func (e *zipError) Error() string {
-	why, ok := zipSaid[e.err]
-	if !ok {
-		why = said(e.err)
-	}
-	return fmt.Sprintf("zip member %q: %s", e.member, why)
+	return fmt.Sprintf("zip member %q: %s", e.member, zipSaid(e.err))
 }
 
 func (e *zipError) Unwrap() error { return e.err }
 
 // zipSaid words archive/zip's errors that reading a member returns without their "zip: "
-// prefix, as a zipError says them after the member's name.
-var zipSaid = map[error]string{
-	zip.ErrFormat:    "not a valid zip file",
-	zip.ErrAlgorithm: "unsupported compression algorithm",
-	zip.ErrChecksum:  "checksum error",
+// prefix, as a zipError says them after the member's name, and any other as said does. A
+// switch, not a map: hashing an error of a type that cannot be a map key panics.
+func zipSaid(err error) string {
+	switch err {
+	case zip.ErrFormat:
+		return "not a valid zip file"
+	case zip.ErrAlgorithm:
+		return "unsupported compression algorithm"
+	case zip.ErrChecksum:
+		return "checksum error"
+	}
+	return said(err)
 }
 
 // inflateZip writes the members of the zip in r into plain as a tar.
