@@ -574,27 +574,24 @@ func (d *DB) openFile(name string, flag int, perm os.FileMode) (*os.File, error)
 
 // size returns the size of the database file name.
 func (d *DB) size(name string) (int64, error) {
-	if d.dir == nil {
-		info, err := os.Stat(name)
-		if err != nil {
-			return 0, err
-		}
-		return info.Size(), nil
-	}
-	var st unix.Stat_t
-	if err := unix.Fstatat(int(d.dir.Fd()), filepath.Base(name), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return 0, &os.PathError{Op: "stat", Path: name, Err: err}
-	}
-	return st.Size, nil
+	st, err := d.stat(name)
+	return st.Size, err
 }
 
-// stat returns the status of the database file name, reached as size reaches it.
+// stat returns the status of the database file name: in d.dir, where d has it, without
+// following a symlink.
 func (d *DB) stat(name string) (unix.Stat_t, error) {
 	var st unix.Stat_t
+	var err error
 	if d.dir == nil {
-		return st, unix.Stat(name, &st)
+		err = unix.Stat(name, &st)
+	} else {
+		err = unix.Fstatat(int(d.dir.Fd()), filepath.Base(name), &st, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	return st, unix.Fstatat(int(d.dir.Fd()), filepath.Base(name), &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return st, &os.PathError{Op: "stat", Path: name, Err: err}
+	}
+	return st, nil
 }
 
 // remove removes the database file name.
