@@ -281,7 +281,8 @@ func TestURLCredentialDenied(t *testing.T) {
 
 // TestNetrcCredentialDenied: a repository that refuses the netrc entry of its host, or the
 // netrc default, is a *DeniedError whose Credential names that entry and the file, so that
-// the advice is to check it, not to add one; an entry of another host sent nothing.
+// the advice is to check it, not to add one; an entry of another host sent nothing, nor
+// did the default over plain http to another machine without cleartext credentials.
 func TestNetrcCredentialDenied(t *testing.T) {
 	srv, _ := authServer(t, "Bearer other")
 	host := strings.TrimPrefix(srv.URL, "http://")
@@ -311,6 +312,17 @@ func TestNetrcCredentialDenied(t *testing.T) {
 		if strings.Contains(err.Error(), "wrongPW2") {
 			t.Errorf("netrc %q: %q shows the password", tc.text, err)
 		}
+	}
+	// The default entry goes in plain http to another machine only where cleartext
+	// credentials are allowed: else it was not sent, and is not named.
+	netrc := writeNetrc(t, "default login u password wrongPW2\n")
+	d := DeniedError{netrc: netrc, locs: []string{"http://203.0.113.5/repo/"}}
+	if got := d.netrcEntry(); got != "" {
+		t.Errorf("the default entry over plain http to another machine: %q, want none", got)
+	}
+	d.cleartext = true
+	if got, want := d.netrcEntry(), "the default entry of "+netrc; got != want {
+		t.Errorf("the default entry over plain http, cleartext allowed: %q, want %q", got, want)
 	}
 }
 
