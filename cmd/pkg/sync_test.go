@@ -462,6 +462,34 @@ func TestSyncMovedHTTP(t *testing.T) {
 	e.checkInstalled("sync from where it moved", "tool 1.10")
 }
 
+// TestSyncMovedHTTPSeveral: where the lockfile records several repositories, a sync's and
+// a run's archive 404 is advised the --repo NAME=LOCATION that names where the one that
+// moved is now.
+func TestSyncMovedHTTPSeveral(t *testing.T) {
+	base := t.TempDir()
+	srv, moved := movingServer(t, syncRepo(t))
+	other := filepath.Join(base, "other")
+	addPackage(t, other, "other", "1.0")
+	e := newEnv(t, base, "a="+srv.URL+"/old/")
+	lock := filepath.Join(base, "pkg.lock")
+	e.ok("--repo", "b="+other, "lock", "-o", lock, "tool", "other")
+	moved.Store(true)
+	for cmd, want := range map[string]string{
+		"sync": " --repo NAME=LOCATION sync -f " + lock + "'",
+		"run":  " --repo NAME=LOCATION run --lock " + lock + " tool'",
+	} {
+		args := []string{"sync", "-f", lock}
+		if cmd == "run" {
+			args = []string{"run", "--lock", lock, "tool"}
+		}
+		var stderr bytes.Buffer
+		code := run(append([]string{"pkg", "--root", e.root, "--cache", e.cache}, args...), io.Discard, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("%s from a lockfile of two repositories, one moved: exit %d, %q; want a hint with %q", cmd, code, stderr.String(), want)
+		}
+	}
+}
+
 // TestSyncRelocates syncs from a lockfile made against one copy of the repository, with
 // --repo naming another: the archives come from the one --repo names.
 func TestSyncRelocates(t *testing.T) {
