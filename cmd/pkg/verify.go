@@ -58,23 +58,25 @@ func verifyAction(c *cli.Context) error {
 		return nil
 	}
 	reinstall, foreign, lacking, incomplete, damaged := report.Repair(problems)
-	advice, fetched := damagedAdvice(c, damaged)
-	reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(fetched, k) })
+	var advice []string
+	if len(damaged) > 0 {
+		a, fetched := damagedAdvice(c, damaged)
+		advice = append(advice, a)
+		reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(fetched, k) })
+	}
 	if len(incomplete) > 0 {
-		advice += describeAdvice(c, incomplete)
+		a := describeAdvice(c, incomplete)
 		reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(incomplete, k) })
 		lacking = slices.DeleteFunc(lacking, func(k string) bool { return slices.Contains(incomplete, k) })
 		if len(reinstall) > 0 {
-			advice += "; then "
+			a += "; then " + repairAdvice(c, reinstall, foreign, lacking)
 		}
+		advice = append(advice, a)
+	} else if len(reinstall) > 0 {
+		advice = append(advice, repairAdvice(c, reinstall, foreign, lacking))
 	}
-	if len(reinstall) > 0 {
-		advice += repairAdvice(c, reinstall, foreign, lacking)
-	}
-	// Where each package's entry is damaged, with no repository to fetch it from, advice is
-	// damagedAdvice's, ending "; ". A damaged entry's reinstall fetches again: not --offline,
-	// which refuses it.
-	return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(strings.TrimSuffix(advice, "; "), len(damaged) > 0))
+	// A damaged entry's reinstall fetches again: not --offline, which refuses it.
+	return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(strings.Join(advice, "; "), len(damaged) > 0))
 }
 
 // damagedAdvice says that the packages keys were installed from damaged cache entries
@@ -91,9 +93,9 @@ func damagedAdvice(c *cli.Context, keys []string) (advice string, fetched []stri
 		advice = "the cache's copy of " + them + " is damaged, not a file you changed: a reinstall checks it whole and fetches it again"
 	}
 	if rs, err := sess(c).Repositories(); err != nil || len(rs) == 0 {
-		return advice + fmt.Sprintf(", from a repository that offers it: 'pkg --repo URL install --reinstall %s'; ", them), keys
+		return advice + fmt.Sprintf(", from a repository that offers it: 'pkg --repo URL install --reinstall %s'", them), keys
 	}
-	return advice + "; ", nil
+	return advice, nil
 }
 
 // describeAdvice says what records the packages keys, which a repair recorded without
