@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"pkg/internal/testfs"
 )
 
 // debNamed writes to dir the .deb NAME_VERSION_all.deb of one command, bin/NAME, whose
@@ -56,8 +58,10 @@ func TestRepoAddSeveral(t *testing.T) {
 		t.Errorf("index: %+v", ix.Packages)
 	}
 	e.ok("install", "extra")
-	if got, _ := e.ok("run", "extra"); got != "extra 2.0\n" {
-		t.Errorf("run extra: %q", got)
+	// pkg run execs the command: in the pkg binary, not in this test process.
+	r := &runEnv{env: e, bin: testfs.PkgBinary(t), base: base}
+	if got, stderr, code := r.exec("--repo", dir, "run", "extra"); got != "extra 2.0\n" || code != 0 {
+		t.Errorf("run extra: exit %d, %q\n%s", code, got, stderr)
 	}
 }
 
