@@ -25,7 +25,7 @@ func TestExtraArgs(t *testing.T) {
 		{[]string{"cache", "list", "x"}, `cache list: unexpected argument "x" (cache list takes no arguments)`},
 		{[]string{"cache", "clean", "x"}, `cache clean: unexpected argument "x"`},
 		{[]string{"cache", "prune", "x"}, `cache prune: unexpected argument "x"`},
-		{[]string{"repo", "add", "dir", "a.tar", "b.tar", "--name", "a", "--version", "1"}, `repo add: unexpected argument "b.tar" (repo add takes REPO_DIR ARCHIVE | REPO_DIR --from package-lock.json)`},
+		{[]string{"repo", "add", "dir", "a.tar", "b.tar", "--name", "a", "--version", "1"}, `repo add: --name describes one archive, and 2 are given: add the archive it describes alone`},
 		{[]string{"repo", "keygen", "x", "-o", filepath.Join(t.TempDir(), "key")}, `repo keygen: unexpected argument "x"`},
 		{[]string{"repo", "forget", "x", "y"}, `repo forget: unexpected argument "y"`},
 		{[]string{"fetch", "./tool-1.0.tar.gz"}, `fetch: "./tool-1.0.tar.gz" is a file, not a package name: only install takes local archive files`},
