@@ -19,8 +19,16 @@ type NotAddedError struct {
 }
 
 func (e *NotAddedError) Error() string {
+	if errors.As(e.Err, new(inDir)) { // repo.AddAll's, which names Dir
+		return fmt.Sprintf("%v: none of the %d archives was added", e.Err, e.N)
+	}
 	return fmt.Sprintf("%v: none of the %d archives was added to %s", e.Err, e.N, e.Dir)
 }
+
+// inDir is an error of repo.AddAll, whose message names the directory already.
+type inDir struct{ error }
+
+func (e inDir) Unwrap() error { return e.error }
 
 func (e *NotAddedError) Unwrap() error { return e.Err }
 
@@ -73,7 +81,7 @@ func addAll(ctx context.Context, dir string, locations []string, replace bool, s
 	}
 	added, err := repo.AddAll(ctx, dir, paths, pkgs, replace, s)
 	if err != nil {
-		return nil, err
+		return nil, inDir{err}
 	}
 	res := make([]*Added, len(as))
 	for i, a := range as {

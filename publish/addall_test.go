@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"pkg/repo"
@@ -69,6 +70,9 @@ func TestAddAllNothing(t *testing.T) {
 			var na *NotAddedError
 			if !errors.As(err, &na) || na.Dir != dir || na.N != 2 || !tt.match(err) {
 				t.Fatalf("AddAll: %v", err)
+			}
+			if n := strings.Count(err.Error(), dir); n != 1 {
+				t.Errorf("AddAll: %v: names %s %d times, want once", err, dir, n)
 			}
 			if after := dirState(t, dir); !slices.Equal(after, before) {
 				t.Errorf("%s after a refused add:\n%q\nwant as before:\n%q", dir, after, before)
