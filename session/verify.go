@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"pkg/db"
 	"pkg/fetch"
@@ -68,4 +69,25 @@ func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []
 		s.obs.Notice(notice.Saved{Dir: filepath.Join(root.Dir(), ".pkg", "saved"), Count: len(saved)})
 	}
 	return all, problems, nil
+}
+
+// Uncached returns those of keys whose archives the cache does not hold, by their records
+// in all (never fetched here, pruned, or found damaged and removed, as a verify's check of
+// an entry at its use removes it): a reinstall of them must fetch, and cannot offline. With
+// no cache, or one that cannot be opened, all of them.
+func (s *Session) Uncached(ctx context.Context, all []db.Record, keys []string) []string {
+	if len(keys) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(s.Cache); err != nil {
+		return keys
+	}
+	c, err := s.openCache(ctx, true)
+	if err != nil {
+		return keys
+	}
+	return slices.DeleteFunc(slices.Clone(keys), func(k string) bool {
+		rec, ok := db.Find(all, k)
+		return ok && rec.SHA256 != "" && c.Has(rec.SHA256)
+	})
 }

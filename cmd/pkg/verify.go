@@ -64,9 +64,15 @@ func verifyAction(c *cli.Context) error {
 		advice = append(advice, a)
 		reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(fetched, k) })
 	}
+	reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(incomplete, k) })
+	uncached := sess(c).Uncached(c.Context, all, slices.DeleteFunc(slices.Clone(reinstall), func(k string) bool { return slices.Contains(damaged, k) }))
+	if len(uncached) > 0 {
+		a, fetched := uncachedAdvice(c, uncached)
+		advice = append(advice, a)
+		reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(fetched, k) })
+	}
 	if len(incomplete) > 0 {
 		a := describeAdvice(c, incomplete)
-		reinstall = slices.DeleteFunc(reinstall, func(k string) bool { return slices.Contains(incomplete, k) })
 		lacking = slices.DeleteFunc(lacking, func(k string) bool { return slices.Contains(incomplete, k) })
 		if len(reinstall) > 0 {
 			a += "; then " + repairAdvice(c, reinstall, foreign, lacking)
@@ -75,8 +81,25 @@ func verifyAction(c *cli.Context) error {
 	} else if len(reinstall) > 0 {
 		advice = append(advice, repairAdvice(c, reinstall, foreign, lacking))
 	}
-	// A damaged entry's reinstall fetches again: not --offline, which refuses it.
-	return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(strings.Join(advice, "; "), len(damaged) > 0))
+	// The reinstall of a damaged or missing entry fetches: not --offline, which refuses it.
+	return fmt.Errorf("verify: %s; %s", v.Text(), cmdlineOf(c).carry(strings.Join(advice, "; "), len(damaged) > 0 || len(uncached) > 0))
+}
+
+// uncachedAdvice says that the cache no longer holds the archives of the packages keys,
+// whose reinstall fetches them. Where no repository is in effect, from which to fetch
+// them, it names the reinstall from one and returns keys, which the advice of a reinstall
+// from the cache must leave out.
+func uncachedAdvice(c *cli.Context, keys []string) (advice string, fetched []string) {
+	them, it := strings.Join(keys, " "), "it"
+	archive := "the archive of " + keys[0]
+	if len(keys) > 1 {
+		it, archive = "them", "the archives of "+units.List(keys, 0)
+	}
+	advice = "the cache does not hold " + archive + " (never fetched into it, pruned, or found damaged and removed): a reinstall fetches " + it + " again"
+	if rs, err := sess(c).Repositories(); err != nil || len(rs) == 0 {
+		return advice + fmt.Sprintf(", from a repository that offers %s: 'pkg --repo URL install --reinstall %s'", it, them), keys
+	}
+	return advice, nil
 }
 
 // damagedAdvice says that the packages keys were installed from damaged cache entries
@@ -87,13 +110,14 @@ func damagedAdvice(c *cli.Context, keys []string) (advice string, fetched []stri
 	if len(keys) == 0 {
 		return "", nil
 	}
-	them := strings.Join(keys, " ")
+	them, it := strings.Join(keys, " "), "them"
 	advice = "the cache's copies of " + them + " are damaged, not files you changed: a reinstall checks them whole and fetches them again"
 	if len(keys) == 1 {
+		it = "it"
 		advice = "the cache's copy of " + them + " is damaged, not a file you changed: a reinstall checks it whole and fetches it again"
 	}
 	if rs, err := sess(c).Repositories(); err != nil || len(rs) == 0 {
-		return advice + fmt.Sprintf(", from a repository that offers it: 'pkg --repo URL install --reinstall %s'", them), keys
+		return advice + fmt.Sprintf(", from a repository that offers %s: 'pkg --repo URL install --reinstall %s'", it, them), keys
 	}
 	return advice, nil
 }

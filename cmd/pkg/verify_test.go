@@ -585,3 +585,40 @@ func TestVerifyAdviceWithoutRepo(t *testing.T) {
 		t.Errorf("verify after the advice: exit %d, %s", code, stderr)
 	}
 }
+
+// TestVerifyAdviceUncached: where the cache no longer holds a changed package's archive
+// (pruned, or found damaged and removed by the check at its use), verify advises the
+// reinstall that fetches it, not the one from the cache, which would refuse it: with no
+// repository in effect, from one; run --offline with one, online.
+func TestVerifyAdviceUncached(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("PKG_REPO", "")
+	base := t.TempDir()
+	addNPM(t, base, "dep", "1.0.0")
+	e := newEnv(t, base, filepath.Join(base, "repo"))
+	e.ok("install", "dep")
+	index := filepath.Join(e.root, "lib/node_modules/.pnpm/dep@1.0.0/node_modules/dep/index.js")
+	if err := os.WriteFile(index, []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tars, err := filepath.Glob(filepath.Join(e.cache, "tars", "*"))
+	if err != nil || len(tars) == 0 {
+		t.Fatalf("the cache's entries: %v, %v", tars, err)
+	}
+	for _, p := range tars {
+		if err := os.RemoveAll(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, stderr bytes.Buffer
+	code := run([]string{"pkg", "--root", e.root, "--cache", e.cache, "verify"}, &out, &stderr)
+	want := "from a repository that offers it: 'pkg --root " + e.root + " --cache " + e.cache + " --repo URL install --reinstall dep@1.0.0'"
+	if code != 1 || !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "--offline") {
+		t.Errorf("verify with no repository, the archive gone: exit %d, %q; want %q", code, stderr.String(), want)
+	}
+	if _, stderr, code := e.pkg("--offline", "verify"); code != 1 || !strings.Contains(stderr, "'"+e.cmd("install --reinstall dep@1.0.0")+"' restores") || strings.Contains(stderr, "--offline") {
+		t.Errorf("verify --offline, the archive gone: exit %d, %q; want the reinstall online", code, stderr)
+	}
+	e.ok("install", "--reinstall", "dep@1.0.0") // the advice followed
+	e.ok("verify")
+}
