@@ -607,3 +607,48 @@ func TestFoldVerifyPlaceholderClosed(t *testing.T) {
 		t.Errorf("Verify with %s closed = %v, want its mode and no placeholder", tree, problems)
 	}
 }
+
+// TestOwnDirNotFolded: the plan of a change leaves out the paths beneath a new npm
+// instance's own directory, which folds whole; where it cannot fold, the plan is made
+// again with them: beneath a directory already in the prefix (an empty one of the user's)
+// the instance's files are linked one by one and each has its key, and a file another
+// package of the change has there is refused as a conflict, naming it, before anything
+// changes. Planned without them both changes went through, the first leaving files with no
+// key and the second one file of two packages.
+func TestOwnDirNotFolded(t *testing.T) {
+	const own = "lib/node_modules/.pnpm/ms@2.1.2/node_modules/ms"
+	t.Run("user's directory", func(t *testing.T) {
+		base := t.TempDir()
+		r := openRoot(t, filepath.Join(base, "root"))
+		defer r.Close()
+		must(t, os.MkdirAll(r.path(own), 0o755))
+		if _, err := r.Apply(context.Background(), []*Staged{stageNPM(t, r, base, "ms", "2.1.2")}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if f := folded(t, r, "ms@2.1.2"); len(f) != 0 {
+			t.Errorf("ms folds %q over the user's directory, want nothing folded", f)
+		}
+		owners, err := r.db.Owners([]string{own + "/index.js"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := owners[own+"/index.js"]; !slices.Equal(o.Names, []string{"ms@2.1.2"}) {
+			t.Errorf("owners of %s/index.js = %+v, want ms@2.1.2", own, o)
+		}
+		checkPrefix(t, r)
+	})
+	t.Run("conflict", func(t *testing.T) {
+		base := t.TempDir()
+		r := openRoot(t, filepath.Join(base, "root"))
+		defer r.Close()
+		other := stageIn(t, r, base, prefixPkg("x", "1"), tree(own+"/index.js=x's"))
+		_, err := r.Apply(context.Background(), []*Staged{stageNPM(t, r, base, "ms", "2.1.2"), other}, nil)
+		var ce *ConflictError
+		if !errors.As(err, &ce) || ce.Path != own+"/index.js" {
+			t.Fatalf("Apply = %v, want a conflict at %s/index.js", err, own)
+		}
+		if es, err := os.ReadDir(r.path("pkgs")); err != nil || len(es) != 0 {
+			t.Errorf("pkgs/ after the refusal: %d entries (%v), want none", len(es), err)
+		}
+	})
+}
