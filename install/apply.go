@@ -746,7 +746,7 @@ func (e *NeededError) Error() string {
 	if len(e.Remove) > 1 {
 		it = "them"
 	}
-	if len(e.By) > maxDependentsNamed {
+	if !namedWhole(len(e.By)) {
 		return fmt.Sprintf("remove %s: %d packages asked for %s %s: %s: remove them too, or first", strings.Join(e.Remove, " "), len(e.By), verb, it,
 			units.Some(by, maxDependentsNamed))
 	}
@@ -760,11 +760,11 @@ func (e *NeededError) Error() string {
 // NamesAll reports whether e's message names every package of By and of Through.
 func (e *NeededError) NamesAll() bool {
 	for _, t := range e.Through {
-		if len(t) > maxDependentsNamed {
+		if !namedWhole(len(t)) {
 			return false
 		}
 	}
-	return len(e.By) <= maxDependentsNamed
+	return namedWhole(len(e.By))
 }
 
 // versions names each of rs as "NAME VERSION".
@@ -812,6 +812,10 @@ type DependentsError struct {
 // refused its message names: libc6's dependents are most of a system.
 const maxDependentsNamed = 5
 
+// namedWhole reports whether a message names each of n packages: at most one more than
+// maxDependentsNamed, as units.Some names the one it would count as "1 more".
+func namedWhole(n int) bool { return n <= maxDependentsNamed+1 }
+
 // AskedFirst orders e.By, and e.Versions with it, those asked reports were asked for
 // first, and sets e.ByAsked.
 func (e *DependentsError) AskedFirst(asked func(key string) bool) {
@@ -834,7 +838,7 @@ func (e *DependentsError) AskedFirst(asked func(key string) bool) {
 }
 
 // NamesAll reports whether e's message names every package of By.
-func (e *DependentsError) NamesAll() bool { return len(e.By) <= maxDependentsNamed }
+func (e *DependentsError) NamesAll() bool { return namedWhole(len(e.By)) }
 
 func (e *DependentsError) Error() string {
 	if !e.NamesAll() {

@@ -31,7 +31,7 @@ func TestNoticeText(t *testing.T) {
 		{notice.RootRecovered{Undone: []notice.Undone{{Op: "install", Names: []string{"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"}}}},
 			"an earlier pkg command was cut short: undid an interrupted install of p0, p1, p2, p3, p4, p5, p6, p7 and 2 more", false},
 		{notice.RootRecovered{Unfinished: []string{"u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}, Replaced: []string{"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10"}},
-			"an earlier pkg command was cut short: deleted the unfinished install of u0, u1, u2, u3, u4, u5, u6, u7 and 1 more; " +
+			"an earlier pkg command was cut short: deleted the unfinished install of u0, u1, u2, u3, u4, u5, u6, u7 and u8; " +
 				"deleted the replaced or removed tree of r0, r1, r2, r3, r4, r5, r6, r7 and 3 more", false},
 		{notice.RootLeftover{Err: bad}, "could not delete what an earlier command left behind (the root is as recorded; delete it by hand): bad", true},
 		{notice.RootOfUser{Dir: "/r", UID: 1000}, "running as root in /r, which belongs to uid 1000: what pkg installs there belongs to root, and that user cannot remove it; run pkg as that user", false},

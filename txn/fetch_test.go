@@ -103,7 +103,7 @@ func addSized(t *testing.T, dir, name string, size int) repo.Package {
 // failure, the packages of the archives it did not fetch, three and a count of the rest.
 func TestFetchNamesUnfetched(t *testing.T) {
 	w := newWorld(t)
-	pkgs := addSizes(t, w.repo, 100, 5000, 3000, 20000, 1500)
+	pkgs := addSizes(t, w.repo, 100, 5000, 3000, 20000, 1500, 800)
 	f := &txn.Fetcher{Source: w.index("").Source, Jobs: 1, Cache: w.cache}
 	if err := os.Remove(filepath.Join(w.repo, pkgs[3].Archive)); err != nil { // the largest, fetched first
 		t.Fatal(err)
@@ -112,8 +112,8 @@ func TestFetchNamesUnfetched(t *testing.T) {
 	if !errors.Is(err, fetch.ErrGone) {
 		t.Fatalf("fetch with p3's archive gone: %v; want fetch.ErrGone", err)
 	}
-	// The largest archives first: p1, p2, p4, then p0.
-	if want := "; p1 1, p2 1, p4 1 and 1 more not fetched either"; !strings.HasSuffix(err.Error(), want) {
+	// The largest archives first: p1, p2, p4, then p5 and p0.
+	if want := "; p1 1, p2 1, p4 1 and 2 more not fetched either"; !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("error %q, want it ending %q", err, want)
 	}
 }
@@ -123,7 +123,7 @@ func TestFetchNamesUnfetched(t *testing.T) {
 // another reason.
 func TestFetchReadyFails(t *testing.T) {
 	w := newWorld(t)
-	pkgs := addSizes(t, w.repo, 100, 5000, 3000, 20000, 1500)
+	pkgs := addSizes(t, w.repo, 100, 5000, 3000, 20000, 1500, 800)
 	f := &txn.Fetcher{Source: w.index("").Source, Jobs: 1, Cache: w.cache}
 	full := errors.New("no space left for p3")
 	err := f.Fetch(context.Background(), pkgs, func(_ context.Context, i int, _ string) error {

@@ -72,9 +72,13 @@ func List(items []string, more int) string {
 	return strings.Join(items[:len(items)-1], sep) + last + items[len(items)-1]
 }
 
-// Some is List of the first most of items, and of how many more there are.
+// Some is List of the first most of items, and of how many more there are; of all of
+// them where one more would be left, which its name says as shortly as "1 more" would.
 func Some(items []string, most int) string {
 	n := min(len(items), most)
+	if len(items) == most+1 {
+		n = len(items)
+	}
 	return List(items[:n], len(items)-n)
 }
 

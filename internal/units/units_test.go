@@ -121,9 +121,10 @@ func TestSome(t *testing.T) {
 		{1, 3, "a"},
 		{2, 3, "a and b"},
 		{3, 3, "a, b and c"},
-		{4, 3, "a, b, c and 1 more"},
+		{4, 3, "a, b, c and d"},
 		{5, 3, "a, b, c and 2 more"},
 		{2, 0, "2 more"},
+		{1, 0, "a"},
 	} {
 		if got := Some(names[:tc.n], tc.most); got != tc.want {
 			t.Errorf("Some(%q, %d) = %q, want %q", names[:tc.n], tc.most, got, tc.want)
