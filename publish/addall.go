@@ -122,6 +122,8 @@ func (a *Archive) added(p repo.Package, replaced, index []repo.Package) *Added {
 	for _, q := range replaced {
 		if q.SHA256 != p.SHA256 || q.Summary != p.Summary || !q.SameEntry(p) { // the same, added again, replaces nothing
 			res.Replaced = append(res.Replaced, q)
+		} else {
+			res.Again = true
 		}
 	}
 	for _, d := range slices.Concat(p.Depends, p.Peers) {

@@ -84,15 +84,18 @@ func TestAdd(t *testing.T) {
 		t.Errorf("Add: missing %q, lib dirs %q, replaced %v; want b>=2, usr/lib, none", res.Missing, res.LibDirs, res.Replaced)
 	}
 
-	if res, err := Add(t.Context(), dir, a, p, false, nil); err != nil || res.Replaced != nil {
-		t.Errorf("Add of the same entry again: replaced %v, %v; want nothing replaced", res.Replaced, err)
+	if res.Again {
+		t.Error("Add of a new entry: Again, want false")
+	}
+	if res, err := Add(t.Context(), dir, a, p, false, nil); err != nil || res.Replaced != nil || !res.Again {
+		t.Errorf("Add of the same entry again: replaced %v, again %v, %v; want nothing replaced, again", res.Replaced, res.Again, err)
 	}
 	p.Summary = "other"
 	if _, err := Add(t.Context(), dir, a, p, false, nil); err == nil {
 		t.Error("Add of the same version with other metadata: no error")
 	}
 	res, err = Add(t.Context(), dir, a, p, true, nil)
-	if err != nil || res.Created || len(res.Replaced) != 1 {
+	if err != nil || res.Created || len(res.Replaced) != 1 || res.Again {
 		t.Errorf("Add replacing: %+v, %v; want the old entry replaced", res, err)
 	}
 }

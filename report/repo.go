@@ -34,14 +34,18 @@ func ReposOf(rs []config.Repo) []Repository {
 }
 
 // AddedText says what publish.Add did in the repository directory dir: that it made a
-// new repository ("" if not), the entry added, and notes on what may surprise: a
-// pre-release, entries replaced, dependencies the repository does not offer.
+// new repository ("" if not), the entry added (or there already, the same), and notes on
+// what may surprise: a pre-release, entries replaced, dependencies the repository does
+// not offer.
 func AddedText(dir string, res *publish.Added) (created, added string, notes []string) {
 	p := res.Package
 	if res.Created {
 		created = dir + " had no index.json: this is a new repository"
 	}
 	added = fmt.Sprintf("added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, units.Size(p.Size), units.Count(p.Files, "file"), p.SHA256)
+	if res.Again {
+		added = fmt.Sprintf("%s %s is in %s already, the same archive and entry: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, units.Size(p.Size), units.Count(p.Files, "file"), p.SHA256)
+	}
 	if rel, ok := repo.PreRelease(p.Version); ok && p.Kind == "" { // npm's ranges say which pre-releases they take; apt takes the newest
 		notes = append(notes, fmt.Sprintf("%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s-1 or %s+1)",
 			p.Version, rel, rel, rel, rel, rel))

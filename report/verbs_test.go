@@ -40,6 +40,9 @@ func TestAddedText(t *testing.T) {
 	if created, _, notes := AddedText("/srv/r", &publish.Added{Package: p}); created != "" || len(notes) != 0 {
 		t.Errorf("a release added to a repository: %q, notes %q, want none", created, notes)
 	}
+	if _, added, _ := AddedText("/srv/r", &publish.Added{Package: p, Again: true}); added != "t 2.0 is in /srv/r already, the same archive and entry: t-2.0-rc1.tar, 2.0 KiB, 3 files, sha256 ab12" {
+		t.Errorf("the same entry added again: %q, want it said to be there already", added)
+	}
 }
 
 func TestRemovedText(t *testing.T) {
