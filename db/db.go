@@ -167,7 +167,17 @@ type DB struct {
 	fsOnce sync.Once
 	fs     durable.Files // of the file's filesystem (files)
 
-	listed listMemo // List's last decoding through reader; d.mu is held
+	listed listMemo    // List's last decoding through reader; d.mu is held
+	primed *primedList // the records the write transaction under way leaves, decoding beside its commit; d.mu is held
+}
+
+// primedList is the records a write transaction left, decoded on a goroutine while bbolt
+// writes and syncs them (prime), for the memo of the reader it keeps.
+type primedList struct {
+	id   int
+	done chan struct{}
+	recs []Record
+	err  error
 }
 
 // listMemo is the records a held reader's transaction id read, before stamping.
@@ -745,15 +755,9 @@ func (d *DB) decoded(tx *bolt.Tx) ([]Record, error) {
 	if m := &d.listed; m.db == tx.DB() && m.id == tx.ID() {
 		return m.recs, nil
 	}
-	var recs []Record
-	err := forEach(tx, pkgsBucket, func(_, v []byte) error {
-		var p Record
-		if err := json.Unmarshal(v, &p); err != nil {
-			return err
-		}
-		recs = append(recs, p)
-		return nil
-	})
+	var raw [][]byte
+	forEach(tx, pkgsBucket, func(_, v []byte) error { raw = append(raw, v); return nil })
+	recs, err := decodeRecords(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -761,6 +765,31 @@ func (d *DB) decoded(tx *bolt.Tx) ([]Record, error) {
 		d.listed = listMemo{db: tx.DB(), id: tx.ID(), recs: recs}
 	}
 	return recs, nil
+}
+
+// decodeRecords decodes the records of the pkgs bucket, its values raw in key order.
+func decodeRecords(raw [][]byte) ([]Record, error) {
+	recs := make([]Record, len(raw))
+	for i, v := range raw {
+		if err := json.Unmarshal(v, &recs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return recs, nil
+}
+
+// prime starts decoding the records the write transaction tx leaves, its last step, so
+// that the List after its commit, the roll-forward's, finds them decoded: the decoding
+// runs while bbolt writes and syncs the pages (write, which memoizes them). d.mu is held.
+func (d *DB) prime(tx *bolt.Tx) {
+	var raw [][]byte
+	forEach(tx, pkgsBucket, func(_, v []byte) error { raw = append(raw, slices.Clone(v)); return nil })
+	p := &primedList{id: tx.ID(), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.recs, p.err = decodeRecords(raw)
+	}()
+	d.primed = p
 }
 
 // Installed returns, from one transaction, the records of the packages names (keys:
@@ -967,7 +996,11 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 		if err := putRequests(tx, requested, unasked); err != nil {
 			return err
 		}
-		return putPrefix(tx, pc)
+		if err := putPrefix(tx, pc); err != nil {
+			return err
+		}
+		d.prime(tx)
+		return nil
 	})
 	if err == nil && len(void) > 0 {
 		// Void once recorded: removed beside what the caller does next (the prefix's
@@ -1050,6 +1083,7 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 func (d *DB) write(what string, sum, carry bool, fn func(tx *bolt.Tx) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer func() { d.primed = nil }()
 	b, err := d.writer()
 	if err != nil {
 		return err
@@ -1089,6 +1123,10 @@ func (d *DB) write(what string, sum, carry bool, fn func(tx *bolt.Tx) error) err
 	d.advance(b, d.file, sum)
 	if !d.keep(b) {
 		b.Close()
+	} else if p := d.primed; p != nil {
+		if <-p.done; p.err == nil {
+			d.listed = listMemo{db: b, id: p.id, recs: p.recs}
+		}
 	}
 	return nil
 }

@@ -1120,3 +1120,47 @@ func sharedRefs(t *testing.T, at string, a, b reflect.Value) {
 		}
 	}
 }
+
+// TestCommitPrimesList: the records a held DB's commit leaves are decoded beside its sync,
+// so that the List after it (an install's roll-forward) decodes nothing: they are the
+// memo of the new transaction id, and List returns what another DB reads from the file.
+func TestCommitPrimesList(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := openHeld(t, path)
+	defer d.Release()
+	for i, names := range [][]string{{"a", "b"}, {"c"}} {
+		var ps []*Record
+		var fs []*FileList
+		for _, n := range names {
+			ps = append(ps, &Record{Name: n, Version: "1", Summary: "the " + n})
+			fs = append(fs, writeFiles(t, d, nil))
+		}
+		var remove []string
+		if i == 1 {
+			remove = []string{"a"}
+		}
+		if err := d.CommitRequested(ps, fs, remove, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		var id int
+		if err := d.view(func(tx *bolt.Tx) error { id = tx.ID(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if d.listed.db == nil || d.listed.id != id {
+			t.Errorf("commit %d: the memo is of transaction %d, want %d (the commit's)", i, d.listed.id, id)
+		}
+		got, err := d.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := open(t, path)
+		want, err := other.List()
+		other.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("commit %d: List = %+v, want %+v as read from the file", i, got, want)
+		}
+	}
+}
