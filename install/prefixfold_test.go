@@ -652,3 +652,24 @@ func TestOwnDirNotFolded(t *testing.T) {
 		}
 	})
 }
+
+// TestOwnDirNotLookedUp: the plan of a new npm instance looks up none of its paths beneath
+// its own directory, which folds whole: an instance of 43 files costs what one of 3 does.
+func TestOwnDirNotLookedUp(t *testing.T) {
+	looked := func(n int) int {
+		base := t.TempDir()
+		r := openRoot(t, filepath.Join(base, "root"))
+		defer r.Close()
+		files := appTree("package/lib", n, "x", `package/package.json={"name":"ms"}`, "package/cli.js=#!/usr/bin/env node\n")
+		if _, err := r.Apply(context.Background(), []*Staged{stageIn(t, r, base, npmPkg("ms", "2.1.2"), tree(files...))}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if f := folded(t, r, "ms@2.1.2"); !slices.Equal(f, []string{"package"}) {
+			t.Fatalf("ms folds %q, want its own directory", f)
+		}
+		return r.looked
+	}
+	if few, many := looked(1), looked(41); few != many {
+		t.Errorf("a new npm instance of 3 files looked up %d paths, of 43 files %d, want as many", few, many)
+	}
+}
