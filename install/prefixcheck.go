@@ -65,7 +65,7 @@ func foldsAll(staged []*Staged, own map[*Staged]string) bool {
 
 // strictlyIn reports whether e is strictly beneath dir, a directory or "" (none).
 func strictlyIn(e prefixEntry, dir string) bool {
-	return dir != "" && len(e.path) > len(dir) && e.path[len(dir)] == '/' && e.path[:len(dir)] == dir
+	return dir != "" && e.path != dir && within(e.path, dir)
 }
 
 // planPrefix is prefixChange's plan, leaving out the paths strictly beneath the
