@@ -42,10 +42,11 @@ func AddedText(dir string, res *publish.Added) (created, added string, notes []s
 	if res.Created {
 		created = dir + " had no index.json: this is a new repository"
 	}
-	added = fmt.Sprintf("added %s %s to %s: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, units.Size(p.Size), units.Count(p.Files, "file"), p.SHA256)
+	added = fmt.Sprintf("added %s %s to %s", p.Name, p.Version, dir)
 	if res.Again {
-		added = fmt.Sprintf("%s %s is in %s already, the same archive and entry: %s, %s, %s, sha256 %s", p.Name, p.Version, dir, p.Archive, units.Size(p.Size), units.Count(p.Files, "file"), p.SHA256)
+		added = fmt.Sprintf("%s %s is in %s already, the same archive and entry", p.Name, p.Version, dir)
 	}
+	added += fmt.Sprintf(": %s, %s, %s, sha256 %s", p.Archive, units.Size(p.Size), units.Count(p.Files, "file"), p.SHA256)
 	if rel, ok := repo.PreRelease(p.Version); ok && p.Kind == "" { // npm's ranges say which pre-releases they take; apt takes the newest
 		notes = append(notes, fmt.Sprintf("%s is a pre-release of %s: it sorts before %s, and installs take a release while there is one (a packaging revision of %s is written %s-1 or %s+1)",
 			p.Version, rel, rel, rel, rel, rel))
