@@ -73,7 +73,7 @@ type Added struct {
 	Meta         repo.Meta          // the index's, as signed (with a signer)
 	Created      bool               // the directory had no index.json
 	Replaced     []repo.Package     // the entry of the same name, version and platform it replaced, where that one differed
-	Again        bool               // the repository had this entry already, the same archive and metadata: it is as it was
+	Again        bool               // the repository had this entry already, the same archive and metadata (its index is written, and signed, again all the same)
 	repo.Dropped                    // the archive of the entry replaced, where no entry names it now (repo.Added)
 	Missing      []repo.Requirement // the entry's dependencies no alternative of which a package of the repository is named by or provides
 	LibDirs      []string           // directories of shared libraries in the archive, if the entry names none

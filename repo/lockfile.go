@@ -411,7 +411,8 @@ type staleError struct {
 	Err         error
 }
 
-// maxStaleNamed bounds the packages a staleError names after the first.
+// maxStaleNamed is how many of the packages after the first a staleError names where
+// there are more (units.Some, which names one more whole).
 const maxStaleNamed = 5
 
 func (e *staleError) Error() string {

@@ -66,8 +66,9 @@ func NoticeText(n notice.Notice) string {
 	return fmt.Sprint(n)
 }
 
-// noticeNames is how many packages a notice names in each list, so that a commit of
-// thousands of packages cut short is said in a line.
+// noticeNames is how many packages a notice names in each list where it has more (one
+// more is named whole: units.Some), so that a commit of thousands of packages cut short
+// is said in a line.
 const noticeNames = 8
 
 // recoveredText says what opening a root undid or deleted, a clause each, joined by "; ":

@@ -144,8 +144,8 @@ func notFetched(err error, pkgs []repo.Package, order []int, fetches map[string]
 	return fmt.Errorf("%w; %s not fetched either", err, namesCounted(unfetched))
 }
 
-// maxUnfetchedNamed bounds the packages a fetch's failure names of those it did not
-// fetch: past it, it counts them.
+// maxUnfetchedNamed is how many of the packages a fetch did not fetch its failure names
+// where there are more: it counts the rest (units.Some, which names one more whole).
 const maxUnfetchedNamed = 3
 
 // namesCounted returns "a 1, b 2 and c 3" of pkgs, or "a 1, b 2, c 3 and 4 more".

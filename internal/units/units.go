@@ -73,7 +73,7 @@ func List(items []string, more int) string {
 }
 
 // Some is List of the first most of items, and of how many more there are; of all of
-// them where one more would be left, which its name says as shortly as "1 more" would.
+// them where one more would be left: its name says more than "1 more" does.
 func Some(items []string, most int) string {
 	n := min(len(items), most)
 	if len(items) == most+1 {
