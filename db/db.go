@@ -167,7 +167,7 @@ type DB struct {
 	fsOnce sync.Once
 	fs     durable.Files // of the file's filesystem (files)
 
-	listed listMemo    // List's last decoding through reader; d.mu is held
+	listed listMemo    // the last decoding of reader's records, List's or its commit's (prime); d.mu is held
 	primed *primedList // the records the write transaction under way leaves, decoding beside its commit; d.mu is held
 }
 
