@@ -780,8 +780,12 @@ func decodeRecords(raw [][]byte) ([]Record, error) {
 
 // prime starts decoding the records the write transaction tx leaves, its last step, so
 // that the List after its commit, the roll-forward's, finds them decoded: the decoding
-// runs while bbolt writes and syncs the pages (write, which memoizes them). d.mu is held.
+// runs while bbolt writes and syncs the pages (write, which memoizes them). Nothing where
+// d does not hold its file, whose reader write does not keep. d.mu is held.
 func (d *DB) prime(tx *bolt.Tx) {
+	if !d.hold {
+		return
+	}
 	var raw [][]byte
 	forEach(tx, pkgsBucket, func(_, v []byte) error { raw = append(raw, slices.Clone(v)); return nil })
 	p := &primedList{id: tx.ID(), done: make(chan struct{})}
