@@ -1,6 +1,7 @@
 package install
 
 import (
+	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
@@ -671,5 +672,43 @@ func TestOwnDirNotLookedUp(t *testing.T) {
 	}
 	if few, many := looked(1), looked(41); few != many {
 		t.Errorf("a new npm instance of 3 files looked up %d paths, of 43 files %d, want as many", few, many)
+	}
+}
+
+// BenchmarkPrefixPlanNPM plans the prefix of a change of 200 new npm instances of 30 files
+// each, each depending on the one before (the peers tree's shape: 229 instances, 7,050
+// files): the plan leaves the paths beneath each instance's own directory out.
+func BenchmarkPrefixPlanNPM(b *testing.B) {
+	base := b.TempDir()
+	r := openRoot(b, filepath.Join(base, "root"))
+	defer r.Close()
+	es := []entry{{name: "package/", typ: tar.TypeDir, mode: 0o755}, {name: "package/cli.js", typ: tar.TypeReg, mode: 0o755, data: "#!/usr/bin/env node\n"}, {name: "package/lib/", typ: tar.TypeDir, mode: 0o755}}
+	for i := range 30 {
+		es = append(es, entry{name: fmt.Sprintf("package/lib/f%02d.js", i), typ: tar.TypeReg, mode: 0o644, data: "x\n"})
+	}
+	tarPath := alignedTar(b, base, es)
+	members, err := scanWithDigests(tarPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var staged []*Staged
+	for i := range 200 {
+		var deps []string
+		if i > 0 {
+			deps = append(deps, fmt.Sprintf("n%03d", i-1))
+		}
+		s, err := r.Stage(context.Background(), tarPath, npmPkg(fmt.Sprintf("n%03d", i), "1.0.0", deps...), members)
+		if err != nil {
+			b.Fatal(err)
+		}
+		staged = append(staged, s)
+	}
+	defer r.Discard(staged...)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := r.prefixChange(nil, staged, nil, nil, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
