@@ -1164,3 +1164,36 @@ func TestCommitPrimesList(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCommitList commits 229 records into a held database, as an install of the npm
+// tree of bench/peers.sh does, and lists them, as its roll-forward does next: the commit's
+// records are decoded while its pages are synced (prime), so the List only clones them.
+func BenchmarkCommitList(b *testing.B) {
+	d := openHeld(b, filepath.Join(b.TempDir(), "db"))
+	defer d.Release()
+	ps := make([]*Record, 229)
+	keys := make([]string, len(ps))
+	for i := range ps {
+		ps[i] = &Record{Name: fmt.Sprintf("p%03d", i), Version: "1.0.0", Kind: "npm", SHA256: strings.Repeat("a", 64),
+			Depends: testrepo.Requires(fmt.Sprintf("p%03d>=1", (i+1)%len(ps))), Files: 30, Size: 4096, Into: "lib/node_modules/.pnpm/p@1.0.0/node_modules/p"}
+		keys[i] = ps[i].Key()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		files := make([]*FileList, len(ps))
+		for i := range files {
+			files[i] = writeFiles(b, d, nil)
+		}
+		if err := d.CommitRequested(ps, files, nil, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		if recs, err := d.List(); err != nil || len(recs) != len(ps) {
+			b.Fatalf("List = %d records, %v", len(recs), err)
+		}
+		b.StopTimer()
+		if err := d.CommitRequested(nil, nil, keys, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
