@@ -675,7 +675,7 @@ func TestOwnDirNotLookedUp(t *testing.T) {
 	}
 }
 
-// BenchmarkPrefixPlanNPM plans the prefix of a change of 200 new npm instances of 30 files
+// BenchmarkPrefixPlanNPM plans the prefix of a change of 200 new npm instances of 31 files
 // each, each depending on the one before (the peers tree's shape: 229 instances, 7,050
 // files): the plan leaves the paths beneath each instance's own directory out.
 func BenchmarkPrefixPlanNPM(b *testing.B) {
