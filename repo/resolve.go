@@ -797,8 +797,5 @@ func joinReqs(reqs []Requirement) string {
 	for i, q := range reqs {
 		s[i] = q.String()
 	}
-	if len(s) > maxClashNeeds {
-		return units.List(s[:maxClashNeeds-1], len(s)-maxClashNeeds+1)
-	}
-	return units.List(s, 0)
+	return units.Some(s, maxClashNeeds-1)
 }
