@@ -261,7 +261,7 @@ func (r *Root) ownersUnder(installed map[string]*db.Record, leaving map[string]b
 			return nil, err
 		}
 		for _, e := range fileEntries(installed[n].Into, files[0]) {
-			if slices.ContainsFunc(hit[n], func(d string) bool { return e.path != d && within(e.path, d) }) {
+			if slices.ContainsFunc(hit[n], func(d string) bool { return strictlyIn(e, d) }) {
 				under[e.path] = db.Owners{Dir: e.dir, Names: []string{n}}
 			}
 		}
