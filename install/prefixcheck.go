@@ -28,13 +28,14 @@ import (
 // bench/peers.sh). Where that plan does not fold every such directory, or refuses the
 // change, the plan is made again with every path, which decides as it always did.
 func (r *Root) prefixChange(recs []db.Record, staged []*Staged, remove []string, requests map[string]repo.Requirement, unasked []string) (*prefixPlan, error) {
-	if own := newOwnDirs(named(recs), staged); len(own) > 0 {
-		plan, err := r.planPrefix(recs, staged, remove, requests, unasked, own)
+	installed := named(recs)
+	if own := newOwnDirs(installed, staged); len(own) > 0 {
+		plan, err := r.planPrefix(installed, staged, remove, requests, unasked, own)
 		if err == nil && foldsAll(staged, own) {
 			return plan, nil
 		}
 	}
-	return r.planPrefix(recs, staged, remove, requests, unasked, nil)
+	return r.planPrefix(installed, staged, remove, requests, unasked, nil)
 }
 
 // newOwnDirs returns, by staged package, the prefix path of the own directory (ownDir) of
@@ -69,9 +70,8 @@ func strictlyIn(e prefixEntry, dir string) bool {
 }
 
 // planPrefix is prefixChange's plan, leaving out the paths strictly beneath the
-// directories of own.
-func (r *Root) planPrefix(recs []db.Record, staged []*Staged, remove []string, requests map[string]repo.Requirement, unasked []string, own map[*Staged]string) (*prefixPlan, error) {
-	installed := named(recs)
+// directories of own; installed is every installed package by key.
+func (r *Root) planPrefix(installed map[string]*db.Record, staged []*Staged, remove []string, requests map[string]repo.Requirement, unasked []string, own map[*Staged]string) (*prefixPlan, error) {
 	leaving := make(map[string]bool)
 	for _, n := range remove {
 		leaving[n] = true
