@@ -574,8 +574,13 @@ type fileChecker struct {
 	full   bool          // hash every file; the tar tells only whose damage a difference is
 }
 
+// add records a finding of kind at p; one of ErrCacheDamaged names the package's entry.
 func (j *verifyJob) add(p string, kind error, more ...error) {
-	j.problems = append(j.problems, FileError{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Kind: j.tree.pkg.Kind, Path: p, Err: found(kind, more...)})
+	fe := FileError{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Kind: j.tree.pkg.Kind, Path: p, Err: found(kind, more...)}
+	if kind == ErrCacheDamaged {
+		fe.Entry = j.tree.pkg.SHA256
+	}
+	j.problems = append(j.problems, fe)
 }
 
 // run checks one job; its errors name the package.
@@ -790,7 +795,7 @@ func (c *fileChecker) check(j *verifyJob, dirfd int, f *db.File) error {
 	}
 	switch i := slices.Index(diffs, ErrCacheDamaged); {
 	case i >= 0:
-		j.problems = append(j.problems, FileError{Package: j.tree.pkg.Name, Version: j.tree.pkg.Version, Kind: j.tree.pkg.Kind, Path: f.Path, Entry: j.tree.pkg.SHA256, Err: found(ErrCacheDamaged, slices.Delete(diffs, i, i+1)...)})
+		j.add(f.Path, ErrCacheDamaged, slices.Delete(diffs, i, i+1)...)
 	case len(diffs) > 0:
 		j.add(f.Path, ErrModified, diffs...)
 	}
