@@ -754,7 +754,7 @@ func (e *NeededError) Error() string {
 	for i, r := range e.By {
 		keys[i] = r.Key()
 	}
-	return fmt.Sprintf("remove %s: %s, asked for, %s %s: remove %s too, or first", strings.Join(e.Remove, " "), strings.Join(by, ", "), verb, it, strings.Join(keys, " "))
+	return fmt.Sprintf("remove %s: %s, asked for, %s %s: remove %s too, or first", strings.Join(e.Remove, " "), units.List(by, 0), verb, it, strings.Join(keys, " "))
 }
 
 // NamesAll reports whether e's message names every package of By and of Through.
@@ -861,7 +861,7 @@ func (e *DependentsError) Error() string {
 	for i, r := range e.By {
 		keys[i] = r.Key()
 	}
-	return fmt.Sprintf("remove %s: %s %s on it (remove %s too, or first)", e.Removed.Key(), strings.Join(e.Versions, ", "), verb, strings.Join(keys, " "))
+	return fmt.Sprintf("remove %s: %s %s on it (remove %s too, or first)", e.Removed.Key(), units.List(e.Versions, 0), verb, strings.Join(keys, " "))
 }
 
 func (e *DependentsError) Is(target error) bool { return target == ErrDependency }

@@ -338,7 +338,7 @@ func TestRemoveRefusesDependency(t *testing.T) {
 	e = newEnv(t, t.TempDir(), dir)
 	e.ok("install", "a", "b")
 	_, stderr, code = e.pkg("remove", "lib")
-	if code != 1 || !strings.Contains(stderr, "remove lib: a 1, b 1 depend on it (remove a b too, or first)") {
+	if code != 1 || !strings.Contains(stderr, "remove lib: a 1 and b 1 depend on it (remove a b too, or first)") {
 		t.Errorf("remove lib: exit %d, %q", code, stderr)
 	}
 }
