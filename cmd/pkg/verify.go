@@ -86,40 +86,41 @@ func verifyAction(c *cli.Context) error {
 }
 
 // uncachedAdvice says that the cache no longer holds the archives of the packages keys,
-// whose reinstall fetches them. Where no repository is in effect, from which to fetch
-// them, it names the reinstall from one and returns keys, which the advice of a reinstall
-// from the cache must leave out.
+// whose reinstall fetches them (fetchAdvice).
 func uncachedAdvice(c *cli.Context, keys []string) (advice string, fetched []string) {
-	them, it := strings.Join(keys, " "), "it"
-	archive := "the archive of " + keys[0]
+	it, archive := "it", "the archive of "+keys[0]
 	if len(keys) > 1 {
 		it, archive = "them", "the archives of "+units.List(keys, 0)
 	}
-	advice = "the cache does not hold " + archive + " (never fetched into it, pruned, or found damaged and removed): a reinstall fetches " + it + " again"
-	if rs, err := sess(c).Repositories(); err != nil || len(rs) == 0 {
-		return advice + fmt.Sprintf(", from a repository that offers %s: 'pkg --repo URL install --reinstall %s'", it, them), keys
-	}
-	return advice, nil
+	return fetchAdvice(c, "the cache does not hold "+archive+" (never fetched into it, pruned, or found damaged and removed): a reinstall fetches "+it+" again", it, keys)
 }
 
 // damagedAdvice says that the packages keys were installed from damaged cache entries
-// (install.ErrCacheDamaged), whose reinstall checks them whole and fetches them again.
-// Where no repository is in effect, from which to fetch them, it names the reinstall from
-// one and returns keys, which the advice of a reinstall from the cache must leave out.
+// (install.ErrCacheDamaged), whose reinstall checks them whole and fetches them again
+// (fetchAdvice).
 func damagedAdvice(c *cli.Context, keys []string) (advice string, fetched []string) {
-	if len(keys) == 0 {
-		return "", nil
-	}
-	them, it := strings.Join(keys, " "), "them"
-	advice = "the cache's copies of " + them + " are damaged, not files you changed: a reinstall checks them whole and fetches them again"
+	them := strings.Join(keys, " ")
 	if len(keys) == 1 {
-		it = "it"
-		advice = "the cache's copy of " + them + " is damaged, not a file you changed: a reinstall checks it whole and fetches it again"
+		return fetchAdvice(c, "the cache's copy of "+them+" is damaged, not a file you changed: a reinstall checks it whole and fetches it again", "it", keys)
 	}
-	if rs, err := sess(c).Repositories(); err != nil || len(rs) == 0 {
-		return advice + fmt.Sprintf(", from a repository that offers %s: 'pkg --repo URL install --reinstall %s'", it, them), keys
+	return fetchAdvice(c, "the cache's copies of "+them+" are damaged, not files you changed: a reinstall checks them whole and fetches them again", "them", keys)
+}
+
+// fetchAdvice ends advice, about the packages keys (it or them) whose reinstall fetches:
+// where no repository is in effect, from which to fetch them, with the reinstall from one,
+// returning keys, which the advice of a reinstall from the cache must leave out.
+func fetchAdvice(c *cli.Context, advice, it string, keys []string) (string, []string) {
+	if !noRepository(c) {
+		return advice, nil
 	}
-	return advice, nil
+	return advice + fmt.Sprintf(", from a repository that offers %s: 'pkg --repo URL install --reinstall %s'", it, strings.Join(keys, " ")), keys
+}
+
+// noRepository reports whether no repository is in effect, or none is known (the
+// configuration unreadable).
+func noRepository(c *cli.Context) bool {
+	rs, err := sess(c).Repositories()
+	return err != nil || len(rs) == 0
 }
 
 // describeAdvice says what records the packages keys, which a repair recorded without
@@ -127,7 +128,7 @@ func damagedAdvice(c *cli.Context, keys []string) (advice string, fetched []stri
 // a sync of a lockfile, or a reinstall from a repository, not from the cache alone.
 func describeAdvice(c *cli.Context, keys []string) string {
 	them, install, from := strings.Join(keys, " "), "pkg install", ""
-	if rs, err := sess(c).Repositories(); err != nil || len(rs) == 0 {
+	if noRepository(c) {
 		install, from = "pkg --repo URL install", " from a repository that offers them"
 	}
 	return fmt.Sprintf("'pkg sync -f LOCKFILE' of the lockfile the root was synced from, if it was, records %s again with their dependencies, commands and libraries (offline too, from the cache), else '%s --reinstall %s'%s", them, install, them, from)
