@@ -539,11 +539,10 @@ func TestVerifyWorldWritablePrefixDir(t *testing.T) {
 	e.ok("verify")
 }
 
-// TestVerifyAdviceWithoutRepo: where no repository is in effect (a root synced from a
-// lockfile), or the configuration that says which is cannot be read, verify advises the
-// reinstall from the cache, --offline, and that advice, followed as given, puts back the
-// file changed.
-func TestVerifyAdviceWithoutRepo(t *testing.T) {
+// changedDep installs the npm package dep 1.0.0 from a repository that no configuration
+// and no PKG_REPO names (its env's --repo alone), and changes one of its files.
+func changedDep(t *testing.T) *env {
+	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("PKG_REPO", "")
 	base := t.TempDir()
@@ -554,6 +553,15 @@ func TestVerifyAdviceWithoutRepo(t *testing.T) {
 	if err := os.WriteFile(index, []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return e
+}
+
+// TestVerifyAdviceWithoutRepo: where no repository is in effect (a root synced from a
+// lockfile), or the configuration that says which is cannot be read, verify advises the
+// reinstall from the cache, --offline, and that advice, followed as given, puts back the
+// file changed.
+func TestVerifyAdviceWithoutRepo(t *testing.T) {
+	e := changedDep(t)
 	repoless := func(args ...string) (string, int) {
 		var out, stderr bytes.Buffer
 		code := run(append([]string{"pkg", "--root", e.root, "--cache", e.cache}, args...), &out, &stderr)
@@ -591,16 +599,7 @@ func TestVerifyAdviceWithoutRepo(t *testing.T) {
 // reinstall that fetches it, not the one from the cache, which would refuse it: with no
 // repository in effect, from one; run --offline with one, online.
 func TestVerifyAdviceUncached(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("PKG_REPO", "")
-	base := t.TempDir()
-	addNPM(t, base, "dep", "1.0.0")
-	e := newEnv(t, base, filepath.Join(base, "repo"))
-	e.ok("install", "dep")
-	index := filepath.Join(e.root, "lib/node_modules/.pnpm/dep@1.0.0/node_modules/dep/index.js")
-	if err := os.WriteFile(index, []byte("changed\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	e := changedDep(t)
 	tars, err := filepath.Glob(filepath.Join(e.cache, "tars", "*"))
 	if err != nil || len(tars) == 0 {
 		t.Fatalf("the cache's entries: %v, %v", tars, err)
