@@ -561,12 +561,12 @@ func goneSyncHint(ge *goneSyncError) string {
 	if ge.Several {
 		repo = "NAME=LOCATION" // NAME the lockfile's, of the repository that moved
 	}
+	verb, again := "sync", "sync -f "+shell.Quote(ge.Path)
 	if ge.Run != "" {
-		return fmt.Sprintf("the archive is not where %s records it: if its repository moved, run from where it is now with 'pkg --repo %s run --lock %s %s' (the archives must match the lockfile's sha256); if its publisher removed it, 'pkg lock -o %s' locks the requirements again",
-			shell.Quote(ge.Path), repo, shell.Quote(ge.Path), shell.Quote(ge.Run), shell.Quote(ge.Path))
+		verb, again = "run", "run --lock "+shell.Quote(ge.Path)+" "+shell.Quote(ge.Run)
 	}
-	return fmt.Sprintf("the archive is not where %s records it: if its repository moved, sync from where it is now with 'pkg --repo %s sync -f %s' (the archives must match the lockfile's sha256); if its publisher removed it, 'pkg lock -o %s' locks the requirements again",
-		shell.Quote(ge.Path), repo, shell.Quote(ge.Path), shell.Quote(ge.Path))
+	return fmt.Sprintf("the archive is not where %s records it: if its repository moved, %s from where it is now with 'pkg --repo %s %s' (the archives must match the lockfile's sha256); if its publisher removed it, 'pkg lock -o %s' locks the requirements again",
+		shell.Quote(ge.Path), verb, repo, again, shell.Quote(ge.Path))
 }
 
 // newerFormat reports whether err refuses an index or a lockfile of a format above the one
