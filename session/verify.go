@@ -14,16 +14,17 @@ import (
 )
 
 // Verify checks the files of the installed packages names (all for none) against what was
-// installed (install.Root.VerifyWith), and returns every installed package and the
-// problems found; a name not installed is a *NotInstalledError (one with a constraint a
-// *repo.NameError, one of several versions installed an *AmbiguousError: NAME@VERSION
-// picks one). It takes the root's lock
-// where it can: a root of another user's, or on a read-only filesystem, it reads without,
-// saying so of the first. The cache's extents spare hashing the files that still share
-// them; full hashes every file, and the extents tell those cloned from a damaged entry
-// (install.ErrCacheDamaged) from those changed in the root. It makes no cache. Where the last change's links into the root are
-// still to make, it checks nothing and returns why: the *LinksError of the roll-forward
-// its start ran and could not finish, or install.ErrNotLinked read without the lock.
+// installed (install.Root.VerifyWith, or VerifyFull where full), and returns every
+// installed package and the problems found; a name not installed is a *NotInstalledError
+// (one with a constraint a *repo.NameError, one of several versions installed an
+// *AmbiguousError: NAME@VERSION picks one). It takes the root's lock where it can: a root
+// of another user's, or on a read-only filesystem, it reads without, saying so of the
+// first. The cache's extents spare hashing the files that still share them; full hashes
+// every file, and the extents tell those cloned from a damaged entry
+// (install.ErrCacheDamaged) from those changed in the root. It makes no cache. Where the
+// last change's links into the root are still to make, it checks nothing and returns why:
+// the *LinksError of the roll-forward its start ran and could not finish, or
+// install.ErrNotLinked read without the lock.
 func (s *Session) Verify(ctx context.Context, names []string, full bool) (all []db.Record, problems []install.FileError, err error) {
 	root, err := s.openRootLinks(ctx, false)
 	// Checking needs no writing; on a read-only filesystem nothing changes it meanwhile.
