@@ -111,6 +111,10 @@ func commandText(ch txn.CommandChange) string {
 	return fmt.Sprintf("%s %s now has command %s", ch.Name, ch.Version, added)
 }
 
+// salvagedNames is how many paths SalvageText names in each list where it has more (one
+// more is named whole: units.Some).
+const salvagedNames = 5
+
 // SalvageText says what a change kept of a tree it replaced or removed (install.Salvage):
 // files the user added to the package's directory or changed in it, and the rest where
 // pkg could not sort it out, in root; or, of the root's prefix, the user's files where the
@@ -119,14 +123,13 @@ func commandText(ch txn.CommandChange) string {
 func SalvageText(s install.Salvage, root string) []string {
 	var lines []string
 	pkg := instanceText(s.Kind, s.Key, s.Version)
-	list := func(ps []string) string { return units.Some(ps, 5) }
 	if s.Prefix {
 		if len(s.Paths) > 0 && s.Gone {
 			lines = append(lines, fmt.Sprintf("%s, whose tree is gone, left %s in the root that pkg cannot tell from yours: kept in %s: %s",
-				pkg, units.Count(len(s.Paths), "path"), s.Dir, list(s.Paths)))
+				pkg, units.Count(len(s.Paths), "path"), s.Dir, units.Some(s.Paths, salvagedNames)))
 		} else if len(s.Paths) > 0 {
 			lines = append(lines, fmt.Sprintf("the root held %s not pkg's where files of %s go or were: kept in %s: %s",
-				units.Count(len(s.Paths), "path"), pkg, s.Dir, list(s.Paths)))
+				units.Count(len(s.Paths), "path"), pkg, s.Dir, units.Some(s.Paths, salvagedNames)))
 		}
 		if len(s.Left) > 0 {
 			dirs := "directories"
@@ -134,13 +137,13 @@ func SalvageText(s install.Salvage, root string) []string {
 				dirs = "directory"
 			}
 			lines = append(lines, fmt.Sprintf("%d %s of %s left in %s, holding what no package has: %s",
-				len(s.Left), dirs, pkg, root, list(s.Left)))
+				len(s.Left), dirs, pkg, root, units.Some(s.Left, salvagedNames)))
 		}
 		return lines
 	}
 	if len(s.Paths) > 0 {
 		lines = append(lines, fmt.Sprintf("the directory of %s held %s that it did not install or that changed since: kept in %s: %s",
-			pkg, units.Count(len(s.Paths), "path"), s.Dir, list(s.Paths)))
+			pkg, units.Count(len(s.Paths), "path"), s.Dir, units.Some(s.Paths, salvagedNames)))
 	}
 	rest := "the directory"
 	if len(s.Paths) > 0 {
