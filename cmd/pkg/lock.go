@@ -99,22 +99,28 @@ func syncAction(c *cli.Context) error {
 		return fmt.Errorf("%w: pass --keep-extra to keep them, --root DIR for a root of the project's own, or --root %s to make this one hold exactly %s", err, ee.Root, path)
 	}
 	if p == nil {
-		return syncError(c, path, l, err)
+		return syncError(c, path, "", l, err)
 	}
 	if len(p.Changes) == 0 && len(p.Unchanged) == 0 {
 		say(c, "nothing to do: root matches %s", path)
 		return p.Close()
 	}
-	return syncError(c, path, l, applyRecorded(c, p))
+	return syncError(c, path, "", l, applyRecorded(c, p))
 }
 
-// syncError returns err, of a sync of the lockfile l at path, as an offlineSyncError, a
-// goneSyncError or a sizeError where the lockfile is what to advise by.
-func syncError(c *cli.Context, path string, l *repo.Lock, err error) error {
+// syncError returns err, of a sync of the lockfile at path or a run of the package run
+// from it (pkg run --lock; "" for a sync), as an offlineSyncError, a goneSyncError or a
+// sizeError where the lockfile is what to advise by. l is the lockfile as read, nil where
+// the caller has none: it is read again where the advice needs it.
+func syncError(c *cli.Context, path, run string, l *repo.Lock, err error) error {
 	if errors.Is(err, session.ErrGone) && lockRepos(c) {
-		return &goneSyncError{Path: path, Several: len(l.Repos) > 0, error: err}
+		if l == nil {
+			l, _ = repo.ReadLock(path)
+		}
+		// A --repo in the place of one of several repositories names it.
+		return &goneSyncError{Path: path, Several: l != nil && len(l.Repos) > 0, Run: run, error: err}
 	}
-	return lockSize(path, offlineSync(path, "", err))
+	return lockSize(path, offlineSync(path, run, err))
 }
 
 // sizeError is the refusal of an archive whose size is declared wrong (a

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"pkg/repo"
 	"pkg/report"
 	"pkg/runner"
 	"pkg/session"
@@ -43,10 +42,8 @@ func runAction(c *cli.Context) error {
 	r, err := sess(c).Run(c.Context, req, session.RunOptions{Refresh: c.Bool("refresh"), LockRepos: lockRepos(c)})
 	if ce := (*runner.CommandError)(nil); errors.As(err, &ce) && len(ce.Commands)+len(ce.Others) > 0 {
 		return usagef("%v (--cmd NAME picks one)", err)
-	} else if err != nil && req.Lock != "" && errors.Is(err, session.ErrGone) && lockRepos(c) {
-		return &goneSyncError{Path: req.Lock, Several: severalRepos(req.Lock), Run: req.Package.String(), error: err}
 	} else if err != nil && req.Lock != "" {
-		return lockSize(req.Lock, offlineSync(req.Lock, req.Package.String(), err))
+		return syncError(c, req.Lock, req.Package.String(), nil, err)
 	} else if err != nil {
 		return err
 	}
@@ -57,11 +54,4 @@ func runAction(c *cli.Context) error {
 		note(c, "the next run of %s resolves it again: %v", reqs[0], r.NoMemo)
 	}
 	return r.Exec(args, os.Environ())
-}
-
-// severalRepos reports whether the lockfile at path records several repositories (a
-// --repo in the place of one of them names it), as far as it can be read again.
-func severalRepos(path string) bool {
-	l, err := repo.ReadLock(path)
-	return err == nil && len(l.Repos) > 0
 }
