@@ -110,8 +110,15 @@ func (d *DB) readSum() (sum, bool) {
 	defer f.Close()
 	b := make([]byte, sumSize+1)
 	n, _ := io.ReadFull(f, b)
-	b = b[:n]
-	if n != sumSize || !bytes.HasPrefix(b, []byte(sumMagic)) ||
+	if n != sumSize {
+		return sum{}, false
+	}
+	return decodeSum(b[:n])
+}
+
+// decodeSum decodes b, a sum as encode makes it; false where it is not one.
+func decodeSum(b []byte) (sum, bool) {
+	if len(b) != sumSize || !bytes.HasPrefix(b, []byte(sumMagic)) ||
 		binary.BigEndian.Uint32(b[32:]) != crc32.Checksum(b[:32], castagnoli()) {
 		return sum{}, false
 	}
@@ -134,38 +141,45 @@ func pageHash(id uint64, crc uint32) uint64 {
 func sumAll(tx *bolt.Tx, f *os.File) (sum, error) {
 	size := int64(tx.DB().Info().PageSize)
 	s := sum{txid: uint64(tx.ID()), pages: uint64(tx.Size() / size)}
+	err := s.addPages(f, size, func(id uint64) (bool, error) {
+		info, err := tx.Page(int(id))
+		return err == nil && info.Type == "free", err
+	})
+	return s, err
+}
+
+// addPages adds to s the pages in use of its file f, of size bytes each: from the third
+// (past the meta pages) to s.pages, but those free says are free.
+func (s *sum) addPages(f *os.File, size int64, free func(id uint64) (bool, error)) error {
 	buf := make([]byte, 64<<10/size*size)
-	from := int64(2) // the first page of the run of pages in use being summed
-	flush := func(to int64) error {
+	from := uint64(2) // the first page of the run of pages in use being summed
+	flush := func(to uint64) error {
 		for from < to {
-			n := min(to-from, int64(len(buf))/size)
-			if _, err := f.ReadAt(buf[:n*size], from*size); err != nil {
+			n := min(to-from, uint64(int64(len(buf))/size))
+			if _, err := f.ReadAt(buf[:int64(n)*size], int64(from)*size); err != nil {
 				return fmt.Errorf("read pages %d to %d of %d: %w", from, from+n, s.pages, err)
 			}
-			for i := range n {
-				s.total += pageHash(uint64(from+i), crc32.Checksum(buf[i*size:(i+1)*size], castagnoli()))
+			for i := range int64(n) {
+				s.total += pageHash(from+uint64(i), crc32.Checksum(buf[i*size:(i+1)*size], castagnoli()))
 			}
 			from += n
 		}
 		return nil
 	}
-	for id := from; id < int64(s.pages); id++ {
-		info, err := tx.Page(int(id))
+	for id := from; id < s.pages; id++ {
+		isFree, err := free(id)
 		if err != nil {
-			return sum{}, err
+			return err
 		}
-		if info.Type != "free" {
+		if !isFree {
 			continue
 		}
 		if err := flush(id); err != nil {
-			return sum{}, err
+			return err
 		}
 		from = id + 1
 	}
-	if err := flush(int64(s.pages)); err != nil {
-		return sum{}, err
-	}
-	return s, nil
+	return flush(s.pages)
 }
 
 // errUnfollowed is sumSince's answer where the file does not show the commit after prev
@@ -361,13 +375,17 @@ func (d *DB) check(b *bolt.DB, f *os.File) error {
 }
 
 // advance takes the sum of b's last commit, which d has just made, from the sum of the
-// transaction before it where this process knows that one, else from every page, and
-// writes it to the sum file if write. Where it cannot, the sum file keeps an older
-// transaction, which checks nothing.
-func (d *DB) advance(b *bolt.DB, f *os.File, write bool) {
+// transaction before it where this process knows that one, else from every page (or is
+// given it: sealed, the seal's), and writes it to the sum file if write. Where it cannot,
+// the sum file keeps an older transaction, which checks nothing.
+func (d *DB) advance(b *bolt.DB, f *os.File, write bool, sealed *sum) {
 	key, ctime, ok := stat(f)
 	var s sum
 	err := d.protect(func() error {
+		if sealed != nil {
+			s = *sealed
+			return nil
+		}
 		return b.View(func(tx *bolt.Tx) (err error) {
 			if prev, found := sums.Load(key); ok && found {
 				if s, err = sumSince(tx, f, prev.(known).sum); err == nil {
@@ -394,4 +412,73 @@ func (d *DB) advance(b *bolt.DB, f *os.File, write bool) {
 	}
 	defer w.Close()
 	w.WriteAt(s.encode(), 0)
+}
+
+// sealAt is where a seal is, in the first page of the file: just past the meta page that
+// bbolt writes there, in the same 512-byte sector, which a disk writes whole or not at all.
+const sealAt = pageHeaderSize + 64
+
+// seal makes the first write transaction of a sealed database (create), b's last, durable
+// with one fdatasync where bbolt's two would write its pages before its meta page: it
+// writes the transaction's sum (sumAll) beside that meta page, in the first page, and
+// syncs the file once. Open takes the file, whose link a crash took, only where the seal is
+// the sum of the pages the meta page names (holdsCommit, sealHolds): pages not all on the
+// disk do not add up to it, and a meta page written back before its seal has none. On XFS
+// and ext4 with its journal, the first page was allocated and never written until this
+// transaction (sealedDatabase): the write there is on the disk after a crash only where the
+// log holds the extent's conversion that its completion logged, and so everything logged
+// before it, a commit's renames among it, as bbolt's first fdatasync of a carried
+// transaction forced them before its meta page (carry); on btrfs a transaction commit
+// made them durable before the records (design.md, Commit protocol, 6). It returns the
+// sum, for advance; d.mu is held.
+func (d *DB) seal(b *bolt.DB, f *os.File) (*sum, error) {
+	var s sum
+	err := d.protect(func() error {
+		return b.View(func(tx *bolt.Tx) (err error) {
+			s, err = sumAll(tx, f)
+			return err
+		})
+	})
+	if err == nil {
+		_, err = f.WriteAt(s.encode(), sealAt)
+	}
+	if err == nil {
+		err = unix.Fdatasync(int(f.Fd()))
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "seal", Path: f.Name(), Err: err}
+	}
+	d.sealed = false
+	return &s, nil
+}
+
+// sealHolds reports whether f, a database file create made, may be taken for the commit
+// its meta pages name: where that is the first commit of a sealed file (transaction 2, in
+// the first page, flagged sealFlag), only if the seal beside it is the sum of the pages in
+// use (seal); any other is bbolt's, which synced its pages before its meta page, or none.
+// It reads the file itself, as sumSince does, so that pages a crash left unwritten are
+// found before bbolt reads them.
+func sealHolds(f *os.File) bool {
+	b := make([]byte, sealAt+sumSize)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return true // bbolt's to refuse
+	}
+	ne := binary.NativeEndian
+	m := b[pageHeaderSize:sealAt]
+	if ne.Uint32(m) != metaMagic || ne.Uint64(m[metaSize-8:]) != metaSum(m) ||
+		ne.Uint64(b[metaTxidAt:]) != 2 || ne.Uint32(m[12:]) != sealFlag {
+		return true
+	}
+	sealed, ok := decodeSum(b[sealAt:])
+	size, list, pages := int64(ne.Uint32(m[8:])), ne.Uint64(b[metaFreelistAt:]), ne.Uint64(b[metaPagesAt:])
+	if !ok || sealed.txid != 2 || sealed.pages != pages || size < 512 || list < 2 || list >= pages {
+		return false
+	}
+	free, err := freeList(f, size, list, pages)
+	if err != nil {
+		return false
+	}
+	s := sum{txid: 2, pages: pages}
+	err = s.addPages(f, size, func(id uint64) (bool, error) { return free[id], nil })
+	return err == nil && s == sealed
 }

@@ -141,6 +141,7 @@ type DB struct {
 	timeout   time.Duration
 	created   bool // by Open
 	fresh     bool // made by create, at its temporary name until a write makes it durable (adopt); d.mu is held
+	sealed    bool // made by create sealed (sealedDatabase), so that its first write syncs once (seal); d.mu is held
 	unchecked bool // Options.Unchecked
 	noCreate  bool // Options.NoCreate: without the root's lock, so it never adopts
 
@@ -278,8 +279,10 @@ const writeMmapSize = 32 << 20 // 32 MiB
 // writes until its first write transaction made it durable and adopt links it to d.path
 // (or Release, syncing it first, where none came): so a creation cut short, by a crash or
 // a full disk, leaves no partial database, and a new root's first commit syncs the file
-// once, with its first transaction. The caller holds the root's lock, so the temporary
-// name is its own.
+// once, with its first transaction. Where its blocks are allocated on a filesystem that
+// tracks a file's data (durable.Files.Tracks: XFS, ext4 with its journal, btrfs), it is
+// made sealed, so that that transaction takes one fdatasync rather than bbolt's two
+// (seal). The caller holds the root's lock, so the temporary name is its own.
 func (d *DB) create() error {
 	tmp := d.path + ".new"
 	if err := d.remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -291,10 +294,16 @@ func (d *DB) create() error {
 	}
 	// Allocated while empty: XFS writes back and waits for the pages below the size that a
 	// fallocate raises (xfs_setattr_size), which would be the empty database's, just written.
+	sealed := false
 	if unix.Fallocate(int(f.Fd()), 0, 0, initialSize) == nil { // else bbolt grows it
 		d.allocated.Store(initialSize)
+		sealed = durable.ForFS(int(f.Fd())).Tracks()
 	}
-	_, err = f.WriteAt(emptyDatabase(), 0)
+	if sealed {
+		_, err = f.WriteAt(sealedDatabase(), int64(os.Getpagesize()))
+	} else {
+		_, err = f.WriteAt(emptyDatabase(), 0)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -307,7 +316,7 @@ func (d *DB) create() error {
 		d.remove(tmp)
 		return err
 	}
-	d.fresh = true
+	d.fresh, d.sealed = true, sealed
 	return nil
 }
 
@@ -337,7 +346,8 @@ func (d *DB) adopt(f *os.File) error {
 }
 
 // holdsCommit reports whether the file create makes is there, whole, holding a commit:
-// bbolt's empty database is at its transaction 1.
+// bbolt's empty database is at its transaction 1. A sealed file's first commit
+// (transaction 2) counts only where its seal is the sum of its pages (seal).
 func (d *DB) holdsCommit() bool {
 	name := d.path + ".new"
 	if _, err := d.size(name); err != nil {
@@ -345,7 +355,15 @@ func (d *DB) holdsCommit() bool {
 	}
 	var id int
 	err := d.protect(func() error {
-		b, err := bolt.Open(name, 0o644, &bolt.Options{Timeout: lockPoll, ReadOnly: true, OpenFile: d.openWhole})
+		b, err := bolt.Open(name, 0o644, &bolt.Options{Timeout: lockPoll, ReadOnly: true,
+			OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+				f, err := d.openWhole(name, flag, perm)
+				if err == nil && !sealHolds(f) {
+					f.Close()
+					return nil, errUnsealed
+				}
+				return f, err
+			}})
 		if err != nil {
 			return err
 		}
@@ -355,22 +373,54 @@ func (d *DB) holdsCommit() bool {
 	return err == nil && id >= 2
 }
 
+// errUnsealed is holdsCommit's refusal of a sealed file whose seal does not hold.
+var errUnsealed = errors.New("db: the first commit's seal is not the sum of its pages")
+
 // settle adopts a database that create made and no write transaction followed: synced
 // first (or one holdsCommit found), unless d is a reader's (Options.NoCreate), which
-// leaves the link to the holder of the root's lock. d.mu is held.
+// leaves the link to the holder of the root's lock. A sealed one is written whole first,
+// as emptyDatabase, since the commit that may come next will not seal it. d.mu is held.
 func (d *DB) settle() error {
 	if !d.fresh || d.noCreate {
 		return nil
 	}
-	f, err := d.openFile(d.path+".new", os.O_RDONLY, 0)
+	flag := os.O_RDONLY
+	if d.sealed {
+		flag = os.O_RDWR
+	}
+	f, err := d.openFile(d.path+".new", flag, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if d.sealed {
+		if _, err := f.WriteAt(emptyDatabase(), 0); err != nil {
+			return err
+		}
+		d.sealed = false
+	}
 	if err := f.Sync(); err != nil {
 		return err
 	}
 	return d.adopt(f)
+}
+
+// sealFlag marks the meta page of a sealed database (sealedDatabase) in its flags, which
+// bbolt copies from each transaction's meta page into the next's and never reads.
+const sealFlag = 0x5345414c // "SEAL"
+
+// sealedDatabase returns emptyDatabase but its first page, the meta page of transaction 1
+// flagged sealFlag. create writes it from the second page on, into blocks allocated and
+// never written: the first page, where bbolt writes the meta page of the first commit
+// (transaction 2), reads as zeros until a write there is on the disk, and bbolt takes
+// transaction 1's meta page meanwhile.
+func sealedDatabase() []byte {
+	size := os.Getpagesize()
+	b := emptyDatabase()[size:]
+	m := b[pageHeader:]
+	binary.NativeEndian.PutUint32(m[12:], sealFlag)
+	binary.NativeEndian.PutUint64(m[metaSize-8:], metaSum(m))
+	return b
 }
 
 // A bbolt page starts with a header (id uint64, flags uint16, count uint16, overflow
@@ -1079,12 +1129,12 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 	return d.write(what, true, false, fn)
 }
 
-// write runs fn in a write transaction, prepared, and writes its sum if sum: a transaction
+// write runs fn in a write transaction, prepared, and writes its sum if summed: a transaction
 // that only writes chunks no record refers to yet (WriteFiles) needs none, since a
 // database that fell back from it lost nothing, and summing after each of a long list's
 // chunks would read the file again for each. With carry, the transaction's first sync
 // also makes durable every change made before it on the file's filesystem (see carry).
-func (d *DB) write(what string, sum, carry bool, fn func(tx *bolt.Tx) error) error {
+func (d *DB) write(what string, summed, carry bool, fn func(tx *bolt.Tx) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	defer func() { d.primed = nil }()
@@ -1099,15 +1149,22 @@ func (d *DB) write(what string, sum, carry bool, fn func(tx *bolt.Tx) error) err
 		}
 	}
 	d.unmark = 0
+	seal := d.fresh && d.sealed
+	b.NoSync = seal
 	err = d.protect(func() error {
 		return b.Update(func(tx *bolt.Tx) error {
 			tx.DB().AllocSize = growth(tx.Size())
-			if err := d.prepare(tx, sum); err != nil {
+			if err := d.prepare(tx, summed); err != nil {
 				return err
 			}
 			return fn(tx)
 		})
 	})
+	b.NoSync = false
+	var sealedSum *sum
+	if err == nil && seal {
+		sealedSum, err = d.seal(b, d.file)
+	}
 	if err != nil {
 		b.Close()
 		return fmt.Errorf("%s: %w", what, err)
@@ -1124,7 +1181,7 @@ func (d *DB) write(what string, sum, carry bool, fn func(tx *bolt.Tx) error) err
 		}
 	}
 	d.allocate()
-	d.advance(b, d.file, sum)
+	d.advance(b, d.file, summed, sealedSum)
 	if !d.keep(b) {
 		b.Close()
 	} else if p := d.primed; p != nil {

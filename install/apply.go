@@ -28,7 +28,8 @@ import (
 // makes the intents, the trees and the renames durable, and one transaction records every
 // package, deletes the removed ones and voids the intents. On XFS and ext4 that sync is
 // the transaction's own first one (db.DB.CommitRequested), so the change costs one
-// transaction, two fdatasyncs, in all, however many packages change; elsewhere two
+// transaction, two fdatasyncs (one in a new root: db.DB.seal), in all, however many
+// packages change; elsewhere two
 // transactions and a sync (durable.Commit: a btrfs commit or a syncfs) between them, and a
 // second sync for the prefix's links (rollForward). On an error it puts every old tree
 // back; after a crash the next start does (see reconcile). A *LinksError means the change
