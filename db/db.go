@@ -1150,7 +1150,7 @@ func (d *DB) write(what string, summed, carry bool, fn func(tx *bolt.Tx) error) 
 	}
 	d.unmark = 0
 	seal := d.fresh && d.sealed
-	b.NoSync = seal
+	b.NoSync, b.NoGrowSync = seal, seal // seal's one fdatasync writes the size too
 	err = d.protect(func() error {
 		return b.Update(func(tx *bolt.Tx) error {
 			tx.DB().AllocSize = growth(tx.Size())
@@ -1160,7 +1160,7 @@ func (d *DB) write(what string, summed, carry bool, fn func(tx *bolt.Tx) error) 
 			return fn(tx)
 		})
 	})
-	b.NoSync = false
+	b.NoSync, b.NoGrowSync = false, false
 	var sealedSum *sum
 	if err == nil && seal {
 		sealedSum, err = d.seal(b, d.file)

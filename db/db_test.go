@@ -403,14 +403,14 @@ func blocks(t *testing.T, path string) unix.Stat_t {
 // its records) on XFS: none for the creation, which the first transaction makes durable and
 // which needs no directory fsync there, none for the intents, which are names there, and
 // one fdatasync for the transaction, which seals it where bbolt would sync twice (seal),
-// none for growing the file.
+// none for growing the file past its first size, which that fdatasync writes too.
 func TestFirstCommitsSyncs(t *testing.T) {
 	if dir := os.Getenv("PKG_DB_SYNCS"); dir != "" { // the process strace watches
 		d := open(t, filepath.Join(dir, "db"))
 		if err := d.SetIntents([]Intent{{Op: "install", Name: "big", Staging: "s", Inode: 7}}); err != nil {
 			t.Fatal(err)
 		}
-		files := make([]File, 1000) // about 60 KiB of list, as the Go toolchain's, past bbolt's first sizes
+		files := make([]File, 40000) // past the file's first size (initialSize)
 		for i := range files {
 			files[i] = File{Path: fmt.Sprintf("usr/lib/big/file%05d", i), Type: '0', Mode: 0o644}
 		}
