@@ -14,6 +14,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/sys/unix"
+
+	"pkg/internal/fiemap"
 )
 
 // DamagedError is returned for a database file that cannot be trusted: bbolt cannot read
@@ -428,7 +430,8 @@ const sealAt = pageHeaderSize + 64
 // transaction (sealedDatabase): the write there is on the disk after a crash only where the
 // log holds the extent's conversion that its completion logged, and so everything logged
 // before it, a commit's renames among it, as bbolt's first fdatasync of a carried
-// transaction forced them before its meta page (carry); on btrfs a transaction commit
+// transaction forced them before its meta page (carry, which syncs first where that page
+// is written already); on btrfs a transaction commit
 // made them durable before the records (design.md, Commit protocol, 6). It returns the
 // sum, for advance; d.mu is held.
 func (d *DB) seal(b *bolt.DB, f *os.File) (*sum, error) {
@@ -442,6 +445,9 @@ func (d *DB) seal(b *bolt.DB, f *os.File) (*sum, error) {
 	if err == nil {
 		_, err = f.WriteAt(s.encode(), sealAt)
 	}
+	if err == nil && testHookSealing != nil {
+		testHookSealing(f)
+	}
 	if err == nil {
 		err = unix.Fdatasync(int(f.Fd()))
 	}
@@ -451,6 +457,10 @@ func (d *DB) seal(b *bolt.DB, f *os.File) (*sum, error) {
 	d.sealed = false
 	return &s, nil
 }
+
+// testHookSealing, where set, is called by seal with the file, its seal written and not
+// yet synced.
+var testHookSealing func(f *os.File)
 
 // sealHolds reports whether f, a database file create made, may be taken for the commit
 // its meta pages name: where that is the first commit of a sealed file (transaction 2, in
@@ -481,4 +491,19 @@ func sealHolds(f *os.File) bool {
 	s := sum{txid: 2, pages: pages}
 	err = s.addPages(f, size, func(id uint64) (bool, error) { return free[id], nil })
 	return err == nil && s == sealed
+}
+
+// firstUnwritten reports whether the first page of f is allocated and unwritten
+// (FIEMAP_EXTENT_UNWRITTEN), as create leaves a sealed file's.
+func firstUnwritten(f *os.File) bool {
+	var m fiemap.Map
+	size, covered := uint64(os.Getpagesize()), uint64(0)
+	err := m.Each(int(f.Fd()), 0, size, 0, func(e fiemap.Extent) bool {
+		if e.Logical > covered || e.Flags&fiemap.ExtentUnwritten == 0 {
+			return false
+		}
+		covered = e.Logical + e.Length
+		return covered < size
+	})
+	return err == nil && covered >= size
 }

@@ -1142,14 +1142,14 @@ func (d *DB) write(what string, summed, carry bool, fn func(tx *bolt.Tx) error) 
 	if err != nil {
 		return err
 	}
+	seal := d.fresh && d.sealed
 	if carry {
-		if err := d.carry(d.file); err != nil {
+		if err := d.carry(d.file, seal); err != nil {
 			b.Close()
 			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	d.unmark = 0
-	seal := d.fresh && d.sealed
 	b.NoSync, b.NoGrowSync = seal, seal // seal's one fdatasync writes the size too
 	err = d.protect(func() error {
 		return b.Update(func(tx *bolt.Tx) error {
@@ -1197,16 +1197,25 @@ func (d *DB) write(what string, summed, carry bool, fn func(tx *bolt.Tx) error) 
 // before it, a commit's renames among it, where that filesystem logs in order (d.ordered;
 // elsewhere the caller syncs): it moves f's size by one byte past bbolt's whole pages, even
 // to odd and back, which fdatasync(2) must log, or where the size cannot change it syncs
-// the filesystem (design.md, Commit protocol, 6). d.mu is held.
-func (d *DB) carry(f *os.File) error {
+// the filesystem (design.md, Commit protocol, 6). A sealed file (seal) whose first page
+// is no longer unwritten is synced at once: its meta page is then read after a crash
+// whether or not the log holds the conversion that follows it, as where ext4 without
+// dioread_nolock wrote that page as zeros and marked it written when it wrote back the
+// pages beside it (extent_max_zeroout_kb). d.mu is held.
+func (d *DB) carry(f *os.File, sealed bool) error {
 	if !d.ordered() {
 		return nil
 	}
 	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) == nil && unix.Ftruncate(int(f.Fd()), st.Size^1) == nil {
-		return nil
+	if unix.Fstat(int(f.Fd()), &st) != nil || unix.Ftruncate(int(f.Fd()), st.Size^1) != nil {
+		return durable.SyncFS(f)
 	}
-	return durable.SyncFS(f)
+	if sealed && !firstUnwritten(f) {
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+		}
+	}
+	return nil
 }
 
 // writer returns the handle for a write transaction; d.mu is held. It is the last write's

@@ -1,5 +1,6 @@
 // Package fiemap asks a Linux filesystem where a file's data lie (the FIEMAP ioctl), for
-// the checks that tell cloned data from written data and for counting shared blocks once.
+// the checks that tell cloned data from written data, for counting shared blocks once, and
+// for whether a new database file's first page was ever written.
 package fiemap
 
 import (
@@ -12,9 +13,10 @@ import (
 const (
 	FlagSync = 0x1 // write dirty pages back first, so the map is that of the data a read sees
 
-	ExtentLast     = 0x1
-	ExtentDelalloc = 0x4 // not allocated yet: the data is only in the page cache
-	ExtentShared   = 0x2000
+	ExtentLast      = 0x1
+	ExtentDelalloc  = 0x4   // not allocated yet: the data is only in the page cache
+	ExtentUnwritten = 0x800 // allocated, never written: reads as zeros
+	ExtentShared    = 0x2000
 	// NoPlace marks extents whose physical address does not name their own blocks: unknown
 	// or delayed (not allocated yet), encoded, unaligned, inline or tail-packed.
 	NoPlace = 0x2 | 0x4 | 0x8 | 0x100 | 0x200 | 0x400
