@@ -153,7 +153,8 @@ func sumAll(tx *bolt.Tx, f *os.File) (sum, error) {
 // addPages adds to s the pages in use of its file f, of size bytes each: from the third
 // (past the meta pages) to s.pages, but those free says are free.
 func (s *sum) addPages(f *os.File, size int64, free func(id uint64) (bool, error)) error {
-	buf := make([]byte, 64<<10/size*size)
+	// 64 KiB, or a page where pages are larger: sealHolds takes the size from a meta page.
+	buf := make([]byte, max(64<<10/size, 1)*size)
 	from := uint64(2) // the first page of the run of pages in use being summed
 	flush := func(to uint64) error {
 		for from < to {

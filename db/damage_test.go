@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -225,5 +226,32 @@ func TestSumFollowsCommits(t *testing.T) {
 	}
 	if followed < 50 {
 		t.Errorf("only %d of 150 commits followed the one before", followed)
+	}
+}
+
+// TestAddPagesLargePages: pages past addPages' 64 KiB buffer, as a meta page may name
+// (sealHolds reads its size from the file, before bbolt), are summed, not looped on.
+func TestAddPagesLargePages(t *testing.T) {
+	const size = 128 << 10
+	f, err := os.Create(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(4 * size); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		s := sum{pages: 4}
+		done <- s.addPages(f, size, func(uint64) (bool, error) { return false, nil })
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("addPages of 128 KiB pages did not return")
 	}
 }
