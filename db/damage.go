@@ -436,6 +436,9 @@ const sealAt = pageHeaderSize + 64
 // made them durable before the records (design.md, Commit protocol, 6). It returns the
 // sum, for advance; d.mu is held.
 func (d *DB) seal(b *bolt.DB, f *os.File) (*sum, error) {
+	// Tried once: where it fails, the file holds the transaction that a read sees, as a
+	// failed fdatasync of bbolt's leaves one, and settle syncs it as it is.
+	d.sealed = false
 	var s sum
 	err := d.protect(func() error {
 		return b.View(func(tx *bolt.Tx) (err error) {
@@ -447,7 +450,7 @@ func (d *DB) seal(b *bolt.DB, f *os.File) (*sum, error) {
 		_, err = f.WriteAt(s.encode(), sealAt)
 	}
 	if err == nil && testHookSealing != nil {
-		testHookSealing(f)
+		err = testHookSealing(f)
 	}
 	if err == nil {
 		err = unix.Fdatasync(int(f.Fd()))
@@ -455,13 +458,12 @@ func (d *DB) seal(b *bolt.DB, f *os.File) (*sum, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "seal", Path: f.Name(), Err: err}
 	}
-	d.sealed = false
 	return &s, nil
 }
 
 // testHookSealing, where set, is called by seal with the file, its seal written and not
-// yet synced.
-var testHookSealing func(f *os.File)
+// yet synced; an error it returns is the sync's.
+var testHookSealing func(f *os.File) error
 
 // sealHolds reports whether f, a database file create made, may be taken for the commit
 // its meta pages name: where that is the first commit of a sealed file (transaction 2, in
@@ -482,7 +484,12 @@ func sealHolds(f *os.File) bool {
 	}
 	sealed, ok := decodeSum(b[sealAt:])
 	size, list, pages := int64(ne.Uint32(m[8:])), ne.Uint64(b[metaFreelistAt:]), ne.Uint64(b[metaPagesAt:])
-	if !ok || sealed.txid != 2 || sealed.pages != pages || size < 512 || list < 2 || list >= pages {
+	if !ok || sealed.txid != 2 || sealed.pages != pages || size < 512 || size&(size-1) != 0 || list < 2 || list >= pages {
+		return false
+	}
+	// The file holds every page the meta page names, which bounds what the free list read
+	// may allocate: a meta page needs only its checksum to be believed.
+	if st, err := f.Stat(); err != nil || pages > uint64(st.Size())/uint64(size) {
 		return false
 	}
 	free, err := freeList(f, size, list, pages)

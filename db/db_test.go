@@ -846,6 +846,22 @@ func TestSealedAfterCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, false},
+		{"its meta page naming pages past the file's end", func(t *testing.T, f *os.File) {
+			b := make([]byte, sealAt+sumSize)
+			if _, err := f.ReadAt(b, 0); err != nil {
+				t.Fatal(err)
+			}
+			const pages = 1 << 40 // its pages are then summed for hours
+			m := b[pageHeaderSize:sealAt]
+			binary.NativeEndian.PutUint64(b[metaPagesAt:], pages)
+			binary.NativeEndian.PutUint64(m[metaSize-8:], metaSum(m))
+			s, _ := decodeSum(b[sealAt:])
+			s.pages = pages
+			copy(b[sealAt:], s.encode())
+			if _, err := f.WriteAt(b, 0); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
 		{"its last page not written", func(t *testing.T, f *os.File) {
 			var m [pageHeaderSize + 64]byte
 			if _, err := f.ReadAt(m[:], 0); err != nil {
@@ -1324,7 +1340,7 @@ func TestSealedZeroedOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testHookSealing = func(f *os.File) {
+	testHookSealing = func(f *os.File) error {
 		const all = unix.SYNC_FILE_RANGE_WAIT_BEFORE | unix.SYNC_FILE_RANGE_WRITE | unix.SYNC_FILE_RANGE_WAIT_AFTER
 		if err := unix.SyncFileRange(int(f.Fd()), 0, 0, all); err != nil {
 			t.Error(err)
@@ -1332,6 +1348,7 @@ func TestSealedZeroedOut(t *testing.T) {
 		if err := testfs.ShutdownFile(dir, false); err != nil {
 			t.Error(err)
 		}
+		return nil
 	}
 	defer func() { testHookSealing = nil }()
 	d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil) // cut
@@ -1345,6 +1362,31 @@ func TestSealedZeroedOut(t *testing.T) {
 	t.Logf("after the cut: %d records (%v), the rename %v", len(ps), lerr, err == nil)
 	if len(ps) != 0 && err != nil {
 		t.Errorf("the commit is taken without the rename before it: %v", err)
+	}
+}
+
+// TestSealFailed: a sealed first commit whose sync fails leaves the file as a read sees it,
+// as bbolt's failed fdatasync does (the caller reads it to learn whether the commit is
+// there, Apply's recorded): Release syncs it and gives it its name, not bbolt's empty
+// database in its place, which a change that went on as committed would not match.
+func TestSealFailed(t *testing.T) {
+	path := filepath.Join(testfs.Mount(t, "xfs"), "db")
+	d := open(t, path)
+	failed := errors.New("the seal's sync failed")
+	testHookSealing = func(*os.File) error { return failed }
+	defer func() { testHookSealing = nil }()
+	err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil)
+	if !errors.Is(err, failed) {
+		t.Fatalf("Commit with its seal's sync failing: %v; want that failure", err)
+	}
+	testHookSealing = nil
+	if err := d.Release(); err != nil {
+		t.Fatal(err)
+	}
+	again := open(t, path)
+	defer again.Release()
+	if ps, err := again.List(); err != nil || len(ps) != 1 {
+		t.Errorf("List after the failed seal and Release = %d records, %v; want the commit as it was read", len(ps), err)
 	}
 }
 
