@@ -86,7 +86,7 @@ func addAll(ctx context.Context, dir string, locations []string, replace bool, s
 	res := make([]*Added, len(as))
 	for i, a := range as {
 		res[i] = a.added(added.Packages[i], added.Replaced[i], added.Index)
-		res[i].Meta, res[i].Created, res[i].Dropped = added.Meta, added.Created, added.Dropped
+		res[i].Meta, res[i].Created, res[i].Written, res[i].Dropped = added.Meta, added.Created, added.Written, added.Dropped
 	}
 	return res, nil
 }

@@ -34,8 +34,9 @@ type Imported struct {
 	Bundled      []string                  // the lock's bundled packages (keys), which come inside another's tarball
 	Unused       []repo.Package            // the lock's packages the resolution of its project does not take
 	Lock         *repo.Lock                // the lock of the project's requests, resolved among Packages
-	Meta         repo.Meta                 // the index's, as signed (with a signer)
+	Meta         repo.Meta                 // the index's, as signed (with a signer; as it was, where not Written)
 	Created      bool                      // the directory had no index.json
+	Written      bool                      // the index was written, and signed with a signer: not where the import left it as it was (repo.AddedAll)
 	repo.Dropped                           // the archives of the entries replaced, where no entry names them now
 }
 
@@ -99,7 +100,7 @@ func ImportNPMLock(ctx context.Context, dir, lockPath string, o NPMImport) (*Imp
 	if err != nil {
 		return nil, err
 	}
-	res.Packages, res.New, res.Meta, res.Created, res.Dropped = added.Packages, added.New, added.Meta, added.Created, added.Dropped
+	res.Packages, res.New, res.Meta, res.Created, res.Written, res.Dropped = added.Packages, added.New, added.Meta, added.Created, added.Written, added.Dropped
 	for _, p := range res.New {
 		res.Scripts[p.Key()], res.Absent[p.Key()] = read[p.Key()].scripts, read[p.Key()].absent
 	}

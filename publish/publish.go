@@ -70,10 +70,11 @@ type Added struct {
 	Scripts      []string           // of an npm package: the lifecycle scripts it declares, which pkg never runs (Archive.Entry)
 	Absent       []repo.Command     // of an npm package: the commands its package.json names whose files it lacks, left out (Archive.Absent)
 	Package      repo.Package       // the entry as added
-	Meta         repo.Meta          // the index's, as signed (with a signer)
+	Meta         repo.Meta          // the index's, as signed (with a signer; as it was, where not Written)
 	Created      bool               // the directory had no index.json
+	Written      bool               // the index was written, and signed with a signer: not where the add left it as it was (repo.Added)
 	Replaced     []repo.Package     // the entry of the same name, version and platform it replaced, where that one differed
-	Again        bool               // the repository had this entry already, the same archive and metadata (its index is written, and signed, again all the same)
+	Again        bool               // the repository had this entry already, the same archive and metadata
 	repo.Dropped                    // the archive of the entry replaced, where no entry names it now (repo.Added)
 	Missing      []repo.Requirement // the entry's dependencies no alternative of which a package of the repository is named by or provides
 	LibDirs      []string           // directories of shared libraries in the archive, if the entry names none
@@ -103,7 +104,7 @@ func Add(ctx context.Context, dir string, a *Archive, p repo.Package, replace bo
 		return nil, err
 	}
 	res := a.added(added.Package, added.Replaced, added.Index)
-	res.Meta, res.Created, res.Dropped = added.Meta, added.Created, added.Dropped
+	res.Meta, res.Created, res.Written, res.Dropped = added.Meta, added.Created, added.Written, added.Dropped
 	return res, nil
 }
 

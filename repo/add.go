@@ -51,8 +51,9 @@ const indexName = "index.json"
 // entry of p's name, version and platform with another archive or other metadata
 // (*RepublishError), so that of two adds of one version at once, one fails rather than
 // changes what the other published. Given a signer, it signs the index it writes as Sign
-// does. It returns what it did: the entry and the index's Meta as written, the entry
-// replaced, and what became of its archive.
+// does. An add that leaves the index as it was (unchanged) writes nothing. It returns
+// what it did: the entry and the index's Meta as written, the entry replaced, and what
+// became of its archive.
 func Add(ctx context.Context, dir, archivePath string, p Package, replace bool, s *Signer) (*Added, error) {
 	res, err := add(ctx, dir, archivePath, "", p, replace, s)
 	if re := (*RepublishError)(nil); errors.As(err, &re) {
@@ -67,8 +68,9 @@ func Add(ctx context.Context, dir, archivePath string, p Package, replace bool, 
 // Added is what Add did.
 type Added struct {
 	Package  Package   // the entry as written
-	Meta     Meta      // the index's, as written
+	Meta     Meta      // the index's, as written (as it was, where nothing was written)
 	Index    []Package // the index's entries, as written
+	Written  bool      // index.json was written, and signed given a signer: not where it was unchanged
 	Created  bool      // dir had no index.json
 	Replaced []Package // the entry of the same name, version and platform whose place it took, if any (itself, added again, included)
 	Dropped            // the archive of Replaced, where no entry names it now
@@ -120,7 +122,8 @@ func prepare(archivePath, remote string, p Package) (Package, error) {
 
 // place reads dir's index, refuses a republish of p unless replace, copies the archive in
 // unless it is remote, sets p's size and sha256 and writes the index with p, signed by s
-// if not nil, then deletes the archive of the entry p replaced that no entry names now.
+// if not nil, unless that leaves it unchanged, then deletes the archive of the entry p
+// replaced that no entry names now.
 func place(dir, archivePath string, remote bool, p Package, replace bool, s *Signer) (*Added, error) {
 	ix, created, err := readIndex(filepath.Join(dir, indexName))
 	if err != nil {
@@ -131,6 +134,7 @@ func place(dir, archivePath string, remote bool, p Package, replace bool, s *Sig
 			return nil, err
 		}
 	}
+	had, meta := slices.Clone(ix.Packages), ix.Meta
 	if err := stamp(dir, ix, s); err != nil {
 		return nil, err
 	}
@@ -145,11 +149,14 @@ func place(dir, archivePath string, remote bool, p Package, replace bool, s *Sig
 	if err := checkNumbers(&p); err != nil {
 		return nil, err
 	}
-	res := &Added{Package: p, Created: created, Replaced: ix.put(p)}
+	res := &Added{Package: p, Meta: meta, Created: created, Replaced: ix.put(p), Index: ix.Packages}
+	if unchanged(dir, had, meta, ix, s) {
+		return res, nil
+	}
 	if err := writeIndex(dir, ix, s); err != nil {
 		return nil, err
 	}
-	res.Meta, res.Index = ix.Meta, ix.Packages
+	res.Meta, res.Written = ix.Meta, true
 	res.Dropped = dropArchives(dir, res.Replaced, ix.Packages)
 	return res, nil
 }

@@ -19,7 +19,7 @@ import (
 // after which the archives of the entries replaced that no entry names are deleted. On any
 // error before, the archives it placed are removed again, so the directory is as it was. When
 // the index has every entry already, with the same bytes (a second run), it writes
-// nothing. Unless replace, it refuses, as Add does, a version the index has with another
+// nothing (unchanged). Unless replace, it refuses, as Add does, a version the index has with another
 // archive or other metadata (*RepublishError, unwrapped), before it places any archive.
 func AddAll(ctx context.Context, dir string, archives []string, pkgs []Package, replace bool, s *Signer) (*AddedAll, error) {
 	if len(archives) != len(pkgs) {
@@ -40,6 +40,7 @@ type AddedAll struct {
 	Packages []Package   // the entries as the index holds them, in the order given
 	Meta     Meta        // the index's, as written (as it was, where nothing was written)
 	Index    []Package   // the index's entries, as written
+	Written  bool        // index.json was written, and signed given a signer: not where it was unchanged
 	New      []Package   // those of Packages the index did not have with that archive
 	Replaced [][]Package // for each of Packages, the entry whose place it took, if any (itself, added again, included)
 	Created  bool        // dir had no index.json
@@ -86,7 +87,7 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 	}
 	placed, replaced, err := placeAll(dir, archives, exts, out, ix)
 	res := &AddedAll{Packages: out, Meta: meta, Index: ix.Packages, Replaced: replaced, Created: created, New: newEntries(out, had)}
-	if err == nil && jsonText(had) == jsonText(ix.Packages) {
+	if err == nil && unchanged(dir, had, meta, ix, s) {
 		return res, nil
 	}
 	if err == nil {
@@ -98,7 +99,7 @@ func addAll(ctx context.Context, dir string, archives []string, pkgs []Package, 
 	if err != nil {
 		return nil, err
 	}
-	res.Meta, res.Index, res.Dropped = ix.Meta, ix.Packages, dropArchives(dir, slices.Concat(replaced...), ix.Packages)
+	res.Meta, res.Index, res.Written, res.Dropped = ix.Meta, ix.Packages, true, dropArchives(dir, slices.Concat(replaced...), ix.Packages)
 	return res, nil
 }
 

@@ -141,6 +141,21 @@ func writeIndex(dir string, ix *Index, s *Signer) error {
 	return nil
 }
 
+// unchanged reports whether an add that turned dir's index of the entries had and Meta
+// meta into ix leaves it as it was: the same entries and, given a signer s, signed
+// already under the name s gives. Such an add writes nothing, neither index nor
+// signature of a new version, as reprepro exports only a distribution that changed.
+func unchanged(dir string, had []Package, meta Meta, ix *Index, s *Signer) bool {
+	if jsonText(had) != jsonText(ix.Packages) {
+		return false
+	}
+	if s == nil {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(dir, SignatureName))
+	return err == nil && meta.Name != "" && (s.Name == "" || s.Name == meta.Name)
+}
+
 func writeBytes(data []byte) func(io.Writer) error {
 	return func(w io.Writer) error {
 		_, err := w.Write(data)

@@ -188,3 +188,141 @@ func TestSignFIFO(t *testing.T) {
 		t.Errorf("Sign of a FIFO: %v; want ENOTDIR", err)
 	}
 }
+
+// fileState is a file's bytes and modification time.
+type fileState struct {
+	data  string
+	mtime time.Time
+}
+
+// statFiles returns the state of each of names in dir, their times first set an hour
+// back, so that a rewrite within the filesystem's timestamp granularity still shows.
+func statFiles(t *testing.T, dir string, names ...string) []fileState {
+	t.Helper()
+	past := time.Now().Add(-time.Hour).Truncate(time.Second)
+	var states []fileState
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		if err := os.Chtimes(p, past, past); err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, readState(t, p))
+	}
+	return states
+}
+
+func readState(t *testing.T, p string) fileState {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fileState{string(data), fi.ModTime()}
+}
+
+// addOne adds the archive at src to dir as p, by Add or by AddAll, and returns whether it
+// wrote the index and its Meta.
+type addOne func(dir, src string, p Package, s *Signer) (written bool, m Meta, err error)
+
+var addOnes = []struct {
+	name string
+	add  addOne
+}{
+	{"Add", func(dir, src string, p Package, s *Signer) (bool, Meta, error) {
+		res, err := Add(context.Background(), dir, src, p, false, s)
+		if err != nil {
+			return false, Meta{}, err
+		}
+		return res.Written, res.Meta, nil
+	}},
+	{"AddAll", func(dir, src string, p Package, s *Signer) (bool, Meta, error) {
+		res, err := AddAll(context.Background(), dir, []string{src}, []Package{p}, false, s)
+		if err != nil {
+			return false, Meta{}, err
+		}
+		return res.Written, res.Meta, nil
+	}},
+}
+
+// TestAddSameAgainSigned adds to a signed repository an entry it has already, the same
+// bytes from a file named otherwise: the index and its signature stay as they were, bytes
+// and times, signed version 1 still.
+func TestAddSameAgainSigned(t *testing.T) {
+	for _, tt := range addOnes {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "main")
+			p := Package{Name: "a", Version: "1", Depends: deps("b")}
+			if _, _, err := tt.add(dir, writeArchive(t, "a-1.tar", "a"), p, testSigner("", time.Now().Add(time.Hour))); err != nil {
+				t.Fatal(err)
+			}
+			before := statFiles(t, dir, "index.json", SignatureName)
+			written, m, err := tt.add(dir, writeArchive(t, "copy.tar", "a"), p, testSigner("", time.Now().Add(2*time.Hour)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if written || m.Version != 1 {
+				t.Errorf("the same entry again: written %v, version %d; want not written, version 1", written, m.Version)
+			}
+			for i, name := range []string{"index.json", SignatureName} {
+				if got := readState(t, filepath.Join(dir, name)); got != before[i] {
+					t.Errorf("%s changed: %q at %v, want %q at %v", name, got.data, got.mtime, before[i].data, before[i].mtime)
+				}
+			}
+			checkDir(t, dir, "index.json", SignatureName, "a-1.tar")
+		})
+	}
+}
+
+// TestAddSameAgainSigns: an entry added again with a signer to an unsigned repository
+// changes it, the index now signed.
+func TestAddSameAgainSigns(t *testing.T) {
+	for _, tt := range addOnes {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "main")
+			src, p := writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}
+			if _, _, err := tt.add(dir, src, p, nil); err != nil {
+				t.Fatal(err)
+			}
+			written, m, err := tt.add(dir, src, p, testSigner("", time.Now().Add(time.Hour)))
+			if err != nil || !written || m.Version != 1 || m.Name != "main" {
+				t.Fatalf("the same entry again, signed: written %v, %+v, %v; want written, main version 1", written, m, err)
+			}
+			checkSigned(t, dir)
+		})
+	}
+}
+
+// TestAddAllSomeAgain adds, to a signed repository, an archive it has already beside one
+// it lacks, after adding the first again alone: each change of the index, and only those,
+// is a signed version, so the index written once with the new entry is version 2.
+func TestAddAllSomeAgain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "main")
+	s := testSigner("", time.Now().Add(time.Hour))
+	a, pa := writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}
+	for range 2 {
+		if _, err := Add(context.Background(), dir, a, pa, false, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := inode(t, filepath.Join(dir, "index.json"))
+	pb := Package{Name: "b", Version: "1"}
+	res, err := AddAll(context.Background(), dir, []string{a, writeArchive(t, "b-1.tar", "b")}, []Package{pa, pb}, false, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Written || res.Meta.Version != 2 || len(res.New) != 1 || res.New[0].Name != "b" {
+		t.Errorf("AddAll of a again and b: written %v, version %d, new %+v; want written, version 2, b new", res.Written, res.Meta.Version, res.New)
+	}
+	if inode(t, filepath.Join(dir, "index.json")) == before {
+		t.Error("AddAll of a new entry left index.json as it was")
+	}
+	ix := checkSigned(t, dir)
+	if ix.Version != 2 || len(ix.Packages) != 2 || ix.Packages[1].Name != "b" || ix.Packages[1].SHA256 != sum("b") {
+		t.Errorf("index: version %d, %+v; want version 2 with a and b", ix.Version, ix.Packages)
+	}
+	checkDir(t, dir, "index.json", SignatureName, "a-1.tar", "b-1.tar")
+}

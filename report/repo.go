@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"pkg/config"
 	"pkg/internal/termtext"
@@ -65,6 +66,17 @@ func AddedText(dir string, res *publish.Added) (created, added string, notes []s
 		notes = append(notes, note)
 	}
 	return created, added, notes
+}
+
+// UnchangedText says that an add left the repository directory dir as it was, its
+// index having every entry already; signed says it is signed, m being its Meta, which
+// the add did not sign again.
+func UnchangedText(dir string, m repo.Meta, signed bool) string {
+	text := dir + " unchanged: its index.json has every entry already"
+	if signed {
+		text += fmt.Sprintf(", signed as it was (repository %s, version %d, expires %s)", m.Name, m.Version, m.Expires.Format(time.RFC3339))
+	}
+	return text
 }
 
 // ScriptsNote says that the npm package p declares the lifecycle scripts scripts

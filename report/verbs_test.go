@@ -5,6 +5,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"pkg/config"
 	"pkg/db"
@@ -42,6 +43,21 @@ func TestAddedText(t *testing.T) {
 	}
 	if _, added, _ := AddedText("/srv/r", &publish.Added{Package: p, Again: true}); added != "t 2.0 is in /srv/r already, the same archive and entry: t-2.0-rc1.tar, 2.0 KiB, 3 files, sha256 ab12" {
 		t.Errorf("the same entry added again: %q, want it said to be there already", added)
+	}
+}
+
+func TestUnchangedText(t *testing.T) {
+	m := repo.Meta{Name: "main", Version: 3, Expires: time.Date(2027, 1, 6, 0, 0, 0, 0, time.UTC)}
+	for _, tt := range []struct {
+		signed bool
+		want   string
+	}{
+		{false, "/srv/r unchanged: its index.json has every entry already"},
+		{true, "/srv/r unchanged: its index.json has every entry already, signed as it was (repository main, version 3, expires 2027-01-06T00:00:00Z)"},
+	} {
+		if got := UnchangedText("/srv/r", m, tt.signed); got != tt.want {
+			t.Errorf("UnchangedText, signed %v = %q, want %q", tt.signed, got, tt.want)
+		}
 	}
 }
 

@@ -150,9 +150,7 @@ func repoAddAction(c *cli.Context) error {
 	}
 	sayAdded(c, dir, res, true)
 	tellAll(c, warn, report.LeftWarnings(dir, res.Dropped))
-	if signer != nil {
-		saySigned(c, dir, res.Meta, keys)
-	}
+	sayIndex(c, dir, res.Written, res.Meta, signer, keys)
 	return nil
 }
 
@@ -172,9 +170,7 @@ func repoAddAll(c *cli.Context) error {
 		sayAdded(c, dir, res, i == 0)
 	}
 	tellAll(c, warn, report.LeftWarnings(dir, all[0].Dropped))
-	if signer != nil {
-		saySigned(c, dir, all[0].Meta, keys)
-	}
+	sayIndex(c, dir, all[0].Written, all[0].Meta, signer, keys)
 	return nil
 }
 

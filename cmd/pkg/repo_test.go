@@ -203,6 +203,29 @@ func TestRepoLeftArchive(t *testing.T) {
 	}
 }
 
+// TestRepoAddAgainSigned adds to a signed repository an archive it has already: repo add
+// says so and that the repository is unchanged, signed as it was, and names no new
+// version; index.json and its signature are as they were.
+func TestRepoAddAgainSigned(t *testing.T) {
+	r := newSignedRepo(t)
+	archive := filepath.Join(t.TempDir(), "extra-1.0.tar")
+	if err := os.WriteFile(archive, packageTar(t, "extra", "1.0", 'e'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	add := []string{"repo", "add", r.dir, archive, "--name", "extra", "--version", "1.0", "--key", r.key}
+	r.publisher().ok(add...)
+	index, sig := r.files()
+	out, _ := r.publisher().ok(add...)
+	if !strings.Contains(out, "extra 1.0 is in "+r.dir+" already, the same archive and entry: ") ||
+		!strings.Contains(out, r.dir+" unchanged: its index.json has every entry already, signed as it was (repository demo, version 2, expires ") ||
+		strings.Contains(out, "signed "+r.dir) {
+		t.Errorf("repo add of an entry the repository has:\n%s", out)
+	}
+	if nowIndex, nowSig := r.files(); !bytes.Equal(nowIndex, index) || !bytes.Equal(nowSig, sig) {
+		t.Error("repo add of an entry the repository has rewrote its index or signature")
+	}
+}
+
 // TestRepoPushBodyLimit pushes through a proxy that refuses request bodies over 32 KiB, as
 // nginx's client_max_body_size does: the 413 stops the push, with a hint naming the body
 // refused and the chunk size used, and a smaller --chunk-size then pushes it.

@@ -77,9 +77,7 @@ func repoImport(c *cli.Context) error {
 	tellAll(c, note, notes)
 	tellAll(c, say, lines)
 	tellAll(c, warn, report.LeftWarnings(dir, res.Dropped))
-	if signer != nil && len(res.New) > 0 {
-		saySigned(c, dir, res.Meta, keys)
-	}
+	sayIndex(c, dir, res.Written, res.Meta, signer, keys)
 	return nil
 }
 

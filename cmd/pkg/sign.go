@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"pkg/repo"
+	"pkg/report"
 	"pkg/session"
 	"pkg/trust"
 )
@@ -87,6 +88,17 @@ func newSigner(c *cli.Context, name string) (*repo.Signer, []trust.PrivateKey, e
 		warn(c, "%v", e)
 	}
 	return trust.NewSigner(name, time.Now().Add(c.Duration("expires")), keys), keys, err
+}
+
+// sayIndex says what an add did to dir's index, of Meta m as it is now: signed it, given
+// signer, where it wrote it; left it as it was, where it did not.
+func sayIndex(c *cli.Context, dir string, written bool, m repo.Meta, signer *repo.Signer, keys []trust.PrivateKey) {
+	switch {
+	case !written:
+		say(c, "%s", report.UnchangedText(dir, m, signer != nil))
+	case signer != nil:
+		saySigned(c, dir, m, keys)
+	}
 }
 
 // saySigned reports a signed index and the public keys that verify it.
