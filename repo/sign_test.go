@@ -277,6 +277,26 @@ func TestAddSameAgainSigned(t *testing.T) {
 	}
 }
 
+// TestAddSameAgainExpired: an entry added again with a signer to a repository whose
+// signature has expired signs it again, a new version: an unchanged index would keep
+// refusing every client.
+func TestAddSameAgainExpired(t *testing.T) {
+	for _, tt := range addOnes {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "main")
+			src, p := writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}
+			if _, _, err := tt.add(dir, src, p, testSigner("", time.Now().Add(-time.Hour))); err != nil {
+				t.Fatal(err)
+			}
+			written, m, err := tt.add(dir, src, p, testSigner("", time.Now().Add(time.Hour)))
+			if err != nil || !written || m.Version != 2 || !time.Now().Before(m.Expires) {
+				t.Fatalf("the same entry again, its signature expired: written %v, %+v, %v; want written, version 2, not expired", written, m, err)
+			}
+			checkSigned(t, dir)
+		})
+	}
+}
+
 // TestAddSameAgainSigns: an entry added again with a signer to an unsigned repository
 // changes it, the index now signed.
 func TestAddSameAgainSigns(t *testing.T) {
