@@ -26,15 +26,9 @@ import (
 // inDir names the file name of the directory d in messages.
 func inDir(d *os.File, name string) string { return filepath.Join(d.Name(), name) }
 
-// statAt returns what the file name of d is, a symlink itself rather than what it points to.
-func statAt(d *os.File, name string) (fs.FileInfo, error) {
-	f, err := dirfd.Open(d, name, unix.O_PATH, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.Stat()
-}
+// statAt returns what the file name of d is, a symlink itself rather than what it points
+// to, in one fstatat (dirfd.Lstat).
+func statAt(d *os.File, name string) (fs.FileInfo, error) { return dirfd.Lstat(d, name) }
 
 // existsAt reports whether the directory d has a file name, a symlink counted as itself: one
 // fstatat, where statAt opens, stats and closes.

@@ -6,6 +6,7 @@
 package dirfd
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,6 +33,17 @@ func Open(d *os.File, name string, flag int, perm uint32) (*os.File, error) {
 		}
 		return os.NewFile(uintptr(fd), filepath.Join(d.Name(), name)), nil
 	}
+}
+
+// Lstat returns what the file name of the directory d is, a symlink itself rather than
+// what it points to, in one fstatat(2): through d's Path, which resolves to d as opened,
+// so that os fills the fs.FileInfo. Errors name the file as Open's do.
+func Lstat(d *os.File, name string) (fs.FileInfo, error) {
+	info, err := os.Lstat(Path(d) + "/" + name)
+	if pe, ok := err.(*os.PathError); ok {
+		pe.Path = filepath.Join(d.Name(), name)
+	}
+	return info, err
 }
 
 // Futimens sets the times of the open file fd to ts (utimensat(2) with a NULL path), as

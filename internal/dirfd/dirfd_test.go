@@ -56,3 +56,36 @@ func TestTouchNotOwner(t *testing.T) {
 		t.Errorf("Touch as another user: %v; mtime %v, want after %v (%v)", touched, info.ModTime(), old, err)
 	}
 }
+
+// TestLstat looks at names of a directory after another took its path: Lstat reads the
+// directory as opened, a symlink as itself, and names a missing file as Open does.
+func TestLstat(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	err = errors.Join(os.WriteFile(filepath.Join(dir, "f"), []byte("abc"), 0o644),
+		os.Symlink("f", filepath.Join(dir, "l")),
+		os.Rename(dir, filepath.Join(base, "moved")),
+		os.Mkdir(dir, 0o755), os.WriteFile(filepath.Join(dir, "f"), nil, 0o644))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := Lstat(d, "f"); err != nil || !info.Mode().IsRegular() || info.Size() != 3 || info.Name() != "f" {
+		t.Errorf("Lstat f: %v, %v; want the moved directory's regular file of 3 bytes", info, err)
+	}
+	if info, err := Lstat(d, "l"); err != nil || info.Mode().Type() != os.ModeSymlink {
+		t.Errorf("Lstat l: %v, %v; want a symlink", info, err)
+	}
+	_, err = Lstat(d, "gone")
+	var pe *os.PathError
+	if !errors.As(err, &pe) || pe.Path != filepath.Join(dir, "gone") || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Lstat gone: %v; want a not-exist *os.PathError naming %s", err, filepath.Join(dir, "gone"))
+	}
+}
