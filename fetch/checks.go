@@ -195,6 +195,16 @@ func (l *checkLog) passed(c *Cache, sha string, files checkedFiles) bool {
 	return ok && was == files && files.tar.ino != 0 && files.idx.ino != 0
 }
 
+// recorded reports whether the log has a line for the entry sha, which passed compares
+// with its tar and index as they are now.
+func (l *checkLog) recorded(c *Cache, sha string) bool {
+	l.open(c)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.seen[sha]
+	return ok
+}
+
 // add notes the entry sha as checked with these files, for flush to record.
 func (l *checkLog) add(c *Cache, sha string, files checkedFiles) {
 	l.open(c)

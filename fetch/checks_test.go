@@ -375,3 +375,55 @@ func TestSearchable(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLogNotRegular puts a symlink to a copy of an entry's tar, a FIFO and a directory
+// in the tar's place and forges the log's record to name what is there now: Members, which
+// looks at a logged entry's tar without opening it, still refuses it as not a regular file.
+func TestCheckLogNotRegular(t *testing.T) {
+	if checkLogName() == "" {
+		t.Skip("no boot id: no check log")
+	}
+	dir, p := localRepo(t)
+	src := quick(t, dir)
+	for _, tt := range []struct {
+		name string
+		put  func(path, decoy string) error
+	}{
+		{"symlink", func(path, decoy string) error { return os.Symlink(decoy, path) }},
+		{"fifo", func(path, _ string) error { return unix.Mkfifo(path, 0o644) }},
+		{"directory", func(path, _ string) error { return os.Mkdir(path, 0o755) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			open := cacheOpener(t)
+			c := open()
+			if err := fetchOne(c, src, p); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(c.dir, "tars", tarName(p.SHA256))
+			good, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decoy := filepath.Join(t.TempDir(), "decoy.tar")
+			err = errors.Join(os.WriteFile(decoy, good, 0o644), os.Remove(path), tt.put(path, decoy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tarInfo, err := os.Lstat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			idx, err := os.Lstat(c.idxPath(p.SHA256))
+			if err != nil {
+				t.Fatal(err)
+			}
+			forged := p.SHA256 + " " + idOf(tarInfo).String() + " " + idOf(idx).String() + "\n"
+			if err := os.WriteFile(filepath.Join(c.dir, checkLogName()), []byte(forged), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			c = open()
+			wantNotRegular(t, c, src, p, "a "+tt.name+" for its tar, logged as checked")
+		})
+	}
+}

@@ -53,7 +53,7 @@ const spotSample = 64 << 10 // 64 KiB
 // of more, all of it again when the entry was written unsynced in an earlier boot; and its
 // tail files against the tar's bytes, spotTails of them, all of them after such a boot. An
 // entry the cache's check log (checks.go) records as checked in this boot, its tar and
-// index unchanged since, is not read again. A damaged entry, or one with anything but a
+// index unchanged since, is not read again: its tar is looked at, not opened. A damaged entry, or one with anything but a
 // regular file as its tar or index, is removed, so that the next Fetch downloads it again, and
 // reported as ErrDamaged. An error of the check that shows nothing of the entry's bytes
 // (damage tells which) leaves it in place and unchecked: its next use checks it again.
@@ -72,35 +72,44 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 		return nil, fmt.Errorf("index of cached %s: %w", sha, err)
 	}
 	defer ix.f.Close()
-	f, info, err := openEntryFile(c.tars, tarName(sha))
+	name, version, boot := ix.name, ix.version, ix.boot
+	crashed := boot != "" && boot != bootID() // written unsynced before a reboot
+	all := crashed || whole                   // every byte and tail checked
+	var f *os.File
+	var info fs.FileInfo
+	if !all && c.checks.recorded(c, sha) { // opened only if changed since (spotCheck)
+		info, err = entryFileInfo(c.tars, tarName(sha))
+	} else {
+		f, info, err = openEntryFile(c.tars, tarName(sha))
+	}
 	if err != nil && info != nil {
 		c.drop(sha, info)
-		return nil, &damagedError{entryName(sha, ix.name, ix.version), err}
+		return nil, &damagedError{entryName(sha, name, version), err}
 	} else if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	name, version, boot, err := ix.name, ix.version, ix.boot, ix.err
+	if f != nil {
+		defer f.Close()
+	}
 	var ms []tarutil.Member
-	if err == nil {
+	if err = ix.err; err == nil {
 		ms, err = tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, info.Size())
 	}
 	budget := int64(spotBudget)
 	if dataSize(ms) > spotBudget {
 		budget = spotSample
 	}
-	crashed := boot != "" && boot != bootID() // written unsynced before a reboot
-	all := crashed || whole                   // every byte and tail checked
 	if all {
 		budget = math.MaxInt64
 	}
 	files := checkedFiles{tar: idOf(info), idx: idOf(ix.info)}
 	spot := err == nil && (all || !c.checks.passed(c, sha, files))
 	if spot {
-		err = tarutil.SpotCheck(f, info.Size(), ms, budget)
-	}
-	if err == nil && spot {
-		err = c.checkTails(sha, f, ms, all)
+		var checked fs.FileInfo
+		if checked, err = c.spotCheck(sha, f, info, ms, budget, all); checked == nil && err != nil {
+			return nil, err
+		}
+		info, files.tar = checked, idOf(checked)
 	}
 	what := entryName(sha, name, version)
 	if err != nil && !Damaged(err) {
@@ -120,6 +129,23 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	}
 	c.checked.Store(sha, checkedEntry{ms, all, ix.size})
 	return ms, nil
+}
+
+// spotCheck checks the tar f of the entry with this sha256, whose members are ms, and its
+// tail files as Members says; f nil, it opens the tar first. It returns what the tar it
+// checked is (info where f is given): nil where the open failed before that could be told.
+func (c *Cache) spotCheck(sha string, f *os.File, info fs.FileInfo, ms []tarutil.Member, budget int64, all bool) (fs.FileInfo, error) {
+	if f == nil {
+		var err error
+		if f, info, err = openEntryFile(c.tars, tarName(sha)); err != nil {
+			return info, err
+		}
+		defer f.Close()
+	}
+	if err := tarutil.SpotCheck(f, info.Size(), ms, budget); err != nil {
+		return info, err
+	}
+	return info, c.checkTails(sha, f, ms, all)
 }
 
 // Damaged reports whether err, met checking an entry's index, tar and tail files, shows the
@@ -216,6 +242,17 @@ func openEntryFile(d *os.File, name string) (*os.File, fs.FileInfo, error) {
 		return nil, info, err
 	}
 	return f, info, nil
+}
+
+// entryFileInfo returns what an entry's tar or index, name in the directory d, is, in one
+// fstatat, without opening it: anything but a regular file there is refused as
+// openEntryFile refuses it, with what it is.
+func entryFileInfo(d *os.File, name string) (fs.FileInfo, error) {
+	info, err := statAt(d, name)
+	if err == nil && !info.Mode().IsRegular() {
+		err = &fs.PathError{Op: "open", Path: inDir(d, name), Err: &regfile.NotRegularError{Type: info.Mode().Type()}}
+	}
+	return info, err
 }
 
 // dataSize returns the bytes of the regular members' data.
