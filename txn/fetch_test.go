@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,5 +135,59 @@ func TestFetchReadyFails(t *testing.T) {
 	})
 	if err != full {
 		t.Fatalf("fetch whose ready failed for p3: %v; want ready's error as it is", err)
+	}
+}
+
+// hows records how each package came to be in the cache.
+type hows struct {
+	txn.Observer
+	mu  sync.Mutex
+	got []txn.How
+}
+
+func (h *hows) Fetching(repo.Package) io.Writer { return nil }
+func (h *hows) Fetched(ev txn.Fetched) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.got = append(h.got, ev.How)
+}
+
+// TestFetchEntryPart: an entry of which the cache holds the tar or the index alone is
+// downloaded again, not taken as cached, and one it holds whole is taken as cached.
+func TestFetchEntryPart(t *testing.T) {
+	for _, tt := range []struct {
+		remove string
+		want   txn.How
+	}{
+		{"", txn.Cached},
+		{".tar", txn.Downloaded},
+		{".idx", txn.Downloaded},
+	} {
+		t.Run("without "+tt.remove, func(t *testing.T) {
+			w := newWorld(t)
+			p := addSized(t, w.repo, "p", 5000)
+			f := &txn.Fetcher{Source: w.index("").Source, Cache: w.cache}
+			ready := func(context.Context, int, string) error { return nil }
+			if err := f.Fetch(context.Background(), []repo.Package{p}, ready); err != nil {
+				t.Fatal(err)
+			}
+			if tt.remove != "" {
+				tars := filepath.Join(filepath.Dir(w.repo), "cache", "tars")
+				if err := os.Remove(filepath.Join(tars, p.SHA256+tt.remove)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			obs := &hows{}
+			f = &txn.Fetcher{Source: w.index("").Source, Cache: w.cache, Observer: obs}
+			if err := f.Fetch(context.Background(), []repo.Package{p}, ready); err != nil {
+				t.Fatal(err)
+			}
+			if want := []txn.How{tt.want}; !slices.Equal(obs.got, want) {
+				t.Errorf("fetch: %v, want %v", obs.got, want)
+			}
+			if !w.cache.Has(p.SHA256) {
+				t.Errorf("the entry is not in the cache after the fetch")
+			}
+		})
 	}
 }
