@@ -931,11 +931,11 @@ func TestInstallOpensDatabase(t *testing.T) {
 }
 
 // TestCommitSyncs installs one package into a new root and counts the syncs of files under
-// the root: the records' transaction's two fdatasyncs (its pages, which carry the renames
-// before them, then its meta page), no fsync of pkgs/; on btrfs also one fsync of the
-// directory .pkg/db.intents, whose names are the intents, made durable before the renames
-// (db.setIntentNames) where a transaction of their own would take two fdatasyncs more. The
-// commits there are transactions (ioctls), not syncs.
+// the root: the records' transaction's one fdatasync, which seals the new database's first
+// commit and carries the renames before it (db's seal), no fsync of pkgs/; on btrfs also
+// one fsync of the directory .pkg/db.intents, whose names are the intents, made durable
+// before the renames (db.setIntentNames) where a transaction of their own would take two
+// fdatasyncs more. The commits there are transactions (ioctls), not syncs.
 func TestCommitSyncs(t *testing.T) {
 	tests := []struct {
 		fs      string
