@@ -419,7 +419,7 @@ func (d *DB) advance(b *bolt.DB, f *os.File, write bool, sealed *sum) {
 
 // sealAt is where a seal is, in the first page of the file: just past the meta page that
 // bbolt writes there, in the same 512-byte sector, which a disk writes whole or not at all.
-const sealAt = pageHeaderSize + 64
+const sealAt = pageHeaderSize + metaSize
 
 // seal makes the first write transaction of a sealed database (create), b's last, durable
 // with one fdatasync where bbolt's two would write its pages before its meta page: it
