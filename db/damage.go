@@ -422,19 +422,12 @@ func (d *DB) advance(b *bolt.DB, f *os.File, write bool, sealed *sum) {
 const sealAt = pageHeaderSize + metaSize
 
 // seal makes the first write transaction of a sealed database (create), b's last, durable
-// with one fdatasync where bbolt's two would write its pages before its meta page: it
-// writes the transaction's sum (sumAll) beside that meta page, in the first page, and
-// syncs the file once. Open takes the file, whose link a crash took, only where the seal is
-// the sum of the pages the meta page names (holdsCommit, sealHolds): pages not all on the
-// disk do not add up to it, and a meta page written back before its seal has none. On XFS
-// and ext4 with its journal, the first page was allocated and never written until this
-// transaction (sealedDatabase): the write there is on the disk after a crash only where the
-// log holds the extent's conversion that its completion logged, and so everything logged
-// before it, a commit's renames among it, as bbolt's first fdatasync of a carried
-// transaction forced them before its meta page (carry, which syncs first where that page
-// is written already); on btrfs a transaction commit
-// made them durable before the records (design.md, Commit protocol, 6). It returns the
-// sum, for advance; d.mu is held.
+// with one fdatasync rather than bbolt's two: it writes the transaction's sum (sumAll)
+// beside the meta page, in the first page (sealAt), and syncs the file. Open takes such a
+// file, whose link a crash took, only where the seal is the sum of its pages (sealHolds).
+// Why the meta page is then on the disk only with the renames logged before it (its page
+// unwritten until now, sealedDatabase; carry): design.md, Commit protocol, after 8. It
+// returns the sum, for advance; d.mu is held.
 func (d *DB) seal(b *bolt.DB, f *os.File) (*sum, error) {
 	// Tried once: where it fails, the file holds the transaction that a read sees, as a
 	// failed fdatasync of bbolt's leaves one, and settle syncs it as it is.
