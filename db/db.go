@@ -417,20 +417,17 @@ const sealFlag = 0x5345414c // "SEAL"
 func sealedDatabase() []byte {
 	size := os.Getpagesize()
 	b := emptyDatabase()[size:]
-	m := b[pageHeader:]
+	m := b[pageHeaderSize:]
 	binary.NativeEndian.PutUint32(m[12:], sealFlag)
 	binary.NativeEndian.PutUint64(m[metaSize-8:], metaSum(m))
 	return b
 }
 
 // A bbolt page starts with a header (id uint64, flags uint16, count uint16, overflow
-// uint32); a meta page's body, with the magic, the version and the page size (uint32 each)
-// first, ends with its checksum (metaSum).
-const (
-	pageHeader = 16
-	magic      = 0xED0CDAED
-	metaSize   = 64
-)
+// uint32; pageHeaderSize); a meta page's body, of metaSize bytes, with the magic
+// (metaMagic), the version and the page size (uint32 each) first, ends with its checksum
+// (metaSum).
+const metaSize = 64
 
 // metaSum returns the checksum of the meta page body m: FNV-1a of all but its last 8 bytes.
 func metaSum(m []byte) uint64 {
@@ -460,8 +457,8 @@ func emptyDatabase() []byte {
 		if flags != metaPage {
 			continue
 		}
-		m := p[pageHeader:]
-		ne.PutUint32(m, magic)
+		m := p[pageHeaderSize:]
+		ne.PutUint32(m, metaMagic)
 		ne.PutUint32(m[4:], version)
 		ne.PutUint32(m[8:], uint32(size))
 		ne.PutUint64(m[16:], 3) // the root bucket's page; its sequence, m[24:], is 0
@@ -608,10 +605,10 @@ func (d *DB) openWhole(name string, flag int, perm os.FileMode) (*os.File, error
 // bbolt takes them.
 func cutShort(f *os.File, size int64) bool {
 	page := int64(os.Getpagesize())
-	var p [pageHeader + metaSize]byte
+	var p [pageHeaderSize + metaSize]byte
 	ne := binary.NativeEndian
 	if n, _ := f.ReadAt(p[:], 0); n == len(p) {
-		if m := p[pageHeader:]; ne.Uint32(m) == magic && ne.Uint64(m[metaSize-8:]) == metaSum(m) {
+		if m := p[pageHeaderSize:]; ne.Uint32(m) == metaMagic && ne.Uint64(m[metaSize-8:]) == metaSum(m) {
 			page = int64(ne.Uint32(m[8:]))
 		}
 	}
