@@ -170,6 +170,8 @@ type DB struct {
 
 	listed listMemo    // the last decoding of reader's records, List's or its commit's (prime); d.mu is held
 	primed *primedList // the records the write transaction under way leaves, decoding beside its commit; d.mu is held
+
+	said map[string]string // what PutSaid left for the next write transaction (prepare) or Release; d.mu is held
 }
 
 // primedList is the records a write transaction left, decoded on a goroutine while bbolt
@@ -701,13 +703,21 @@ func (d *DB) view(fn func(tx *bolt.Tx) error) error {
 }
 
 // Release closes the file held open for reads (Options.Hold), and has each later read open
-// it again: before the root's lock is given up, and before the file is removed. A database
-// Open created and nothing wrote since is made durable and given its name first.
+// it again: before the root's lock is given up, and before the file is removed. What
+// PutSaid left for a write is recorded, and a database Open created and nothing wrote
+// since is made durable and given its name first.
 func (d *DB) Release() error {
 	d.waitTidied()
 	d.mu.Lock()
+	later := len(d.said) > 0
+	d.mu.Unlock()
+	if later {
+		// What was said that no write recorded: a failure only has it said again.
+		d.update("record what was said", func(*bolt.Tx) error { return nil })
+	}
+	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.hold = false
+	d.hold, d.said = false, nil
 	return errors.Join(d.dropReader(), d.settle())
 }
 
@@ -1110,6 +1120,9 @@ func (d *DB) prepare(tx *bolt.Tx, sum bool) error {
 	if err := d.unmarkFinished(tx); err != nil {
 		return err
 	}
+	if err := d.putSaidLater(tx); err != nil {
+		return err
+	}
 	if sum {
 		if err := d.finish(tx); err != nil {
 			return err
@@ -1166,6 +1179,7 @@ func (d *DB) write(what string, summed, carry bool, fn func(tx *bolt.Tx) error) 
 		b.Close()
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	d.said = nil // recorded (prepare)
 	if d.fresh {
 		if err := d.adopt(d.file); err != nil {
 			b.Close()

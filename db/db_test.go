@@ -419,12 +419,22 @@ func TestFirstCommitsSyncs(t *testing.T) {
 		}
 		return
 	}
-	testfs.NeedTools(t, "strace")
 	dir := testfs.Mount(t, "xfs")
+	lines := straceSelf(t, "PKG_DB_SYNCS", dir, "-y", "-e", "trace=fsync,fdatasync")
+	if calls, want := testfs.SyncCalls(lines, dir), map[string]int{"fdatasync": 1}; !reflect.DeepEqual(calls, want) {
+		t.Errorf("syncs = %v, want %v:\n%s", calls, want, strings.Join(lines, "\n"))
+	}
+}
+
+// straceSelf runs t's test again in a child process under strace with args (what to
+// trace), the environment variable env set to dir, and returns strace's lines.
+func straceSelf(t *testing.T, env, dir string, args ...string) []string {
+	t.Helper()
+	testfs.NeedTools(t, "strace")
 	out := filepath.Join(t.TempDir(), "strace")
-	cmd := exec.Command("strace", "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", out,
-		os.Args[0], "-test.run=^TestFirstCommitsSyncs$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "PKG_DB_SYNCS="+dir)
+	args = append([]string{"-f", "-qq", "-o", out}, args...)
+	cmd := exec.Command("strace", append(args, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")...)
+	cmd.Env = append(os.Environ(), env+"="+dir)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, b)
 	}
@@ -432,10 +442,7 @@ func TestFirstCommitsSyncs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := testfs.SyncCalls(strings.Split(string(b), "\n"), dir)
-	if want := map[string]int{"fdatasync": 1}; !reflect.DeepEqual(calls, want) {
-		t.Errorf("syncs = %v, want %v:\n%s", calls, want, b)
-	}
+	return strings.Split(string(b), "\n")
 }
 
 // BenchmarkCreate creates a database and runs a root's first two write transactions on

@@ -1,12 +1,22 @@
 package db
 
-import bolt "go.etcd.io/bbolt"
+import (
+	"maps"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
 
 // SaidState returns the state the condition key was in when the user was last told of it
 // (PutSaid), or "" if they were not, or were told it ended. Said and SaidState share the
 // bucket: a key Said recorded has the state "".
 func (d *DB) SaidState(key string) (string, error) {
-	var state string
+	d.mu.Lock()
+	state, later := d.said[key]
+	d.mu.Unlock()
+	if later {
+		return state, nil
+	}
 	err := d.view(func(tx *bolt.Tx) error {
 		state = string(get(tx, saidBucket, []byte(key)))
 		return nil
@@ -15,12 +25,40 @@ func (d *DB) SaidState(key string) (string, error) {
 }
 
 // PutSaid records that the user was told of the condition key in state; "" records
-// that it ended.
+// that it ended. In a new root's database held by its command (Options.Hold), not yet
+// written, it is recorded with the next write transaction, the command's commit, or at
+// Release: its first would otherwise be this one, and the commit, no longer its first,
+// would take bbolt's two fdatasyncs where it takes one (seal). No other process reads that
+// database before its first write (db.new: Open's NoCreate).
 func (d *DB) PutSaid(key, state string) error {
-	return d.update("record what was said of "+key, func(tx *bolt.Tx) error {
-		if state == "" {
-			return tx.Bucket(saidBucket).Delete([]byte(key))
+	d.mu.Lock()
+	if d.fresh && d.hold {
+		if d.said == nil {
+			d.said = make(map[string]string)
 		}
-		return tx.Bucket(saidBucket).Put([]byte(key), []byte(state))
-	})
+		d.said[key] = state
+		d.mu.Unlock()
+		return nil
+	}
+	d.mu.Unlock()
+	return d.update("record what was said of "+key, func(tx *bolt.Tx) error { return putSaid(tx, key, state) })
+}
+
+// putSaid records in tx that the user was told of the condition key in state, "" its end.
+func putSaid(tx *bolt.Tx, key, state string) error {
+	if state == "" {
+		return tx.Bucket(saidBucket).Delete([]byte(key))
+	}
+	return tx.Bucket(saidBucket).Put([]byte(key), []byte(state))
+}
+
+// putSaidLater records in tx what PutSaid left for the next write transaction; the
+// caller forgets it once tx commits. d.mu is held.
+func (d *DB) putSaidLater(tx *bolt.Tx) error {
+	for _, key := range slices.Sorted(maps.Keys(d.said)) {
+		if err := putSaid(tx, key, d.said[key]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

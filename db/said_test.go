@@ -1,8 +1,13 @@
 package db
 
 import (
+	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
+
+	"pkg/internal/testfs"
 )
 
 // TestSaidState records, replaces, reopens and forgets what the user was told of a condition.
@@ -30,5 +35,56 @@ func TestSaidState(t *testing.T) {
 	}
 	if got, err := d.SaidState(key); got != "" || err != nil {
 		t.Errorf("Said after the condition ended = %q, %v", got, err)
+	}
+}
+
+// TestSaidWithCommit: in a new root's database held by its command, what was said is
+// recorded by the command's commit, whose one fdatasync (seal) is then the only one, or
+// at Release where no write came; SaidState reads it back meanwhile. In a database with
+// a commit, PutSaid writes at once.
+func TestSaidWithCommit(t *testing.T) {
+	if dir := os.Getenv("PKG_DB_SAID"); dir != "" { // the process strace watches
+		d := openHeld(t, filepath.Join(dir, "db"))
+		if err := d.PutSaid("k", "a"); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Release(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	dir := testfs.Mount(t, "xfs")
+	lines := straceSelf(t, "PKG_DB_SAID", dir, "-y", "-e", "trace=fsync,fdatasync")
+	if calls := testfs.SyncCalls(lines, dir); !reflect.DeepEqual(calls, map[string]int{"fdatasync": 1}) {
+		t.Errorf("a note said before a new root's first commit: syncs = %v, want one fdatasync:\n%s", calls, strings.Join(lines, "\n"))
+	}
+	if got, err := open(t, filepath.Join(dir, "db")).SaidState("k"); got != "a" || err != nil {
+		t.Errorf("SaidState after the commit = %q, %v; want a", got, err)
+	}
+
+	path := filepath.Join(dir, "alone")
+	d := openHeld(t, path)
+	if err := d.PutSaid("k", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.SaidState("k"); got != "b" || err != nil {
+		t.Errorf("SaidState before any write = %q, %v; want b", got, err)
+	}
+	if err := d.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := open(t, path).SaidState("k"); got != "b" || err != nil {
+		t.Errorf("SaidState after Release = %q, %v; want b", got, err)
+	}
+	d = openHeld(t, path)
+	defer d.Release()
+	if err := d.PutSaid("k", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := open(t, path).SaidState("k"); got != "" || err != nil {
+		t.Errorf("another reader's SaidState after PutSaid in a database with a commit = %q, %v; want it written at once", got, err)
 	}
 }

@@ -30,8 +30,10 @@ func TestNotices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.Hold(r) // records what n said before
-	tell(&Notices{Dir: dir, DryRun: true}, "a")
+	n.Hold(r) // records what n said before (with the root's first write, or at Close)
+	held := &Notices{Dir: dir, DryRun: true}
+	held.Hold(r)
+	tell(held, "a")
 	if said != 2 {
 		t.Errorf("said again once recorded: %d", said)
 	}
@@ -51,5 +53,18 @@ func TestNotices(t *testing.T) {
 	tell(&Notices{Dir: dir}, "a")
 	if said != 4 {
 		t.Errorf("said %d times after the end, want 4", said)
+	}
+
+	// Said in a root with a commit, by another command: recorded at once.
+	if r, err = Open(context.Background(), dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	late := &Notices{Dir: dir}
+	late.Hold(r)
+	tell(late, "c")
+	tell(&Notices{Dir: dir}, "c")
+	if said != 5 {
+		t.Errorf("said %d times, want 5: once by the command that held the root", said)
 	}
 }
