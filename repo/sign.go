@@ -142,10 +142,10 @@ func writeIndex(dir string, ix *Index, s *Signer) error {
 }
 
 // unchanged reports whether an add that turned dir's index of the entries had and Meta
-// meta into ix leaves it as it was: the same entries and, given a signer s, signed
-// already under the name s gives, by a signature not yet expired. Such an add writes
-// nothing, neither index nor signature of a new version, as reprepro exports only a
-// distribution that changed.
+// meta into ix, stamped for s, leaves it as it was: the same entries and, given a signer
+// s, signed already under the name stamp gave, by a signature not yet expired. Such an add
+// writes nothing, neither index nor signature of a new version, as reprepro exports only
+// a distribution that changed.
 func unchanged(dir string, had []Package, meta Meta, ix *Index, s *Signer) bool {
 	if jsonText(had) != jsonText(ix.Packages) {
 		return false
@@ -154,7 +154,7 @@ func unchanged(dir string, had []Package, meta Meta, ix *Index, s *Signer) bool 
 		return true
 	}
 	_, err := os.Stat(filepath.Join(dir, SignatureName))
-	return err == nil && meta.Name != "" && (s.Name == "" || s.Name == meta.Name) && time.Now().Before(meta.Expires)
+	return err == nil && ix.Name == meta.Name && time.Now().Before(meta.Expires)
 }
 
 func writeBytes(data []byte) func(io.Writer) error {
