@@ -53,9 +53,9 @@ const spotSample = 64 << 10 // 64 KiB
 // of more, all of it again when the entry was written unsynced in an earlier boot; and its
 // tail files against the tar's bytes, spotTails of them, all of them after such a boot. An
 // entry the cache's check log (checks.go) records as checked in this boot, its tar and
-// index unchanged since, is not read again: its tar is looked at, not opened. A damaged entry, or one with anything but a
-// regular file as its tar or index, is removed, so that the next Fetch downloads it again, and
-// reported as ErrDamaged. An error of the check that shows nothing of the entry's bytes
+// index unchanged since, is not read again: its tar is looked at, not opened. A damaged
+// entry, or one with anything but a regular file as its tar or index, is removed, so that
+// the next Fetch downloads it again, and reported as ErrDamaged. An error of the check that shows nothing of the entry's bytes
 // (damage tells which) leaves it in place and unchecked: its next use checks it again.
 // With c.Whole, an entry not yet checked whole by this Cache is, as after a reboot.
 func (c *Cache) Members(sha string) ([]tarutil.Member, error) {

@@ -31,7 +31,7 @@ func inDir(d *os.File, name string) string { return filepath.Join(d.Name(), name
 func statAt(d *os.File, name string) (fs.FileInfo, error) { return dirfd.Lstat(d, name) }
 
 // existsAt reports whether the directory d has a file name, a symlink counted as itself: one
-// fstatat, where statAt opens, stats and closes.
+// fstatat relative to d's descriptor.
 func existsAt(d *os.File, name string) bool {
 	var st unix.Stat_t
 	return unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
