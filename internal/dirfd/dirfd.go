@@ -36,14 +36,16 @@ func Open(d *os.File, name string, flag int, perm uint32) (*os.File, error) {
 }
 
 // Lstat returns what the file name of the directory d is, a symlink itself rather than
-// what it points to, in one fstatat(2): through d's Path, which resolves to d as opened,
-// so that os fills the fs.FileInfo. Errors name the file as Open's do.
+// what it points to: the file opened O_PATH through d's descriptor (Open, whose
+// O_NOFOLLOW opens a symlink as itself) and stat'ed, needing no /proc, where a mount
+// namespace or a container may have none. Errors name the file as Open's do.
 func Lstat(d *os.File, name string) (fs.FileInfo, error) {
-	info, err := os.Lstat(Path(d) + "/" + name)
-	if pe, ok := err.(*os.PathError); ok {
-		pe.Path = filepath.Join(d.Name(), name)
+	f, err := Open(d, name, unix.O_PATH, 0)
+	if err != nil {
+		return nil, err
 	}
-	return info, err
+	defer f.Close()
+	return f.Stat()
 }
 
 // Futimens sets the times of the open file fd to ts (utimensat(2) with a NULL path), as

@@ -3,8 +3,10 @@ package dirfd
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,7 +61,31 @@ func TestTouchNotOwner(t *testing.T) {
 
 // TestLstat looks at names of a directory after another took its path: Lstat reads the
 // directory as opened, a symlink as itself, and names a missing file as Open does.
-func TestLstat(t *testing.T) {
+func TestLstat(t *testing.T) { checkLstat(t) }
+
+// TestLstatWithoutProc runs TestLstat's checks in a mount namespace without /proc, as a
+// container may run pkg: Lstat needs none (a path through /proc/self/fd failed there,
+// and the cache's claim of an entry retried it for ever).
+func TestLstatWithoutProc(t *testing.T) {
+	if os.Getenv("PKG_NO_PROC") != "" { // the child, /proc unmounted
+		if _, err := os.Stat("/proc/self"); err == nil {
+			t.Fatal("/proc is still mounted")
+		}
+		checkLstat(t)
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("unmounting /proc in a mount namespace of its own needs root")
+	}
+	cmd := exec.Command("unshare", "-m", "sh", "-c", `umount -l /proc && exec "$0" -test.run='^TestLstatWithoutProc$' -test.count=1 -test.v`, os.Args[0])
+	cmd.Env = append(os.Environ(), "PKG_NO_PROC=1")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Errorf("without /proc: %v\n%s", err, out)
+	}
+}
+
+func checkLstat(t *testing.T) {
+	t.Helper()
 	base := t.TempDir()
 	dir := filepath.Join(base, "d")
 	if err := os.Mkdir(dir, 0o755); err != nil {
