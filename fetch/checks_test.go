@@ -385,30 +385,11 @@ func TestCheckLogNotRegular(t *testing.T) {
 	}
 	dir, p := localRepo(t)
 	src := quick(t, dir)
-	for _, tt := range []struct {
-		name string
-		put  func(path, decoy string) error
-	}{
-		{"symlink", func(path, decoy string) error { return os.Symlink(decoy, path) }},
-		{"fifo", func(path, _ string) error { return unix.Mkfifo(path, 0o644) }},
-		{"directory", func(path, _ string) error { return os.Mkdir(path, 0o755) }},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, nf := range notFiles {
+		t.Run(nf.name, func(t *testing.T) {
 			open := cacheOpener(t)
 			c := open()
-			if err := fetchOne(c, src, p); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(c.dir, "tars", tarName(p.SHA256))
-			good, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decoy := filepath.Join(t.TempDir(), "decoy.tar")
-			err = errors.Join(os.WriteFile(decoy, good, 0o644), os.Remove(path), tt.put(path, decoy))
-			if err != nil {
-				t.Fatal(err)
-			}
+			path, _, _ := replaceTar(t, c, src, p, nf.put)
 			tarInfo, err := os.Lstat(path)
 			if err != nil {
 				t.Fatal(err)
@@ -423,7 +404,7 @@ func TestCheckLogNotRegular(t *testing.T) {
 			}
 			c.Close()
 			c = open()
-			wantNotRegular(t, c, src, p, "a "+tt.name+" for its tar, logged as checked")
+			wantNotRegular(t, c, src, p, "a "+nf.name+" for its tar, logged as checked")
 		})
 	}
 }

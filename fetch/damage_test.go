@@ -369,38 +369,14 @@ func readChars(t *testing.T) int64 {
 func TestEntryNotRegular(t *testing.T) {
 	dir, p := localRepo(t)
 	src := quick(t, dir)
-	for _, tt := range []struct {
-		name string
-		put  func(path, decoy string) error
-	}{
-		{"symlink", func(path, decoy string) error { return os.Symlink(decoy, path) }},
-		{"fifo", func(path, _ string) error { return unix.Mkfifo(path, 0o644) }},
-		{"directory", func(path, _ string) error { return os.Mkdir(path, 0o755) }},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, nf := range notFiles {
+		t.Run(nf.name, func(t *testing.T) {
 			open := cacheOpener(t)
 			c := open()
-			if err := fetchOne(c, src, p); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(c.dir, "tars", tarName(p.SHA256))
-			good, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decoy := filepath.Join(t.TempDir(), "decoy.tar")
-			if err := os.WriteFile(decoy, good, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Remove(path); err != nil {
-				t.Fatal(err)
-			}
-			if err := tt.put(path, decoy); err != nil {
-				t.Fatal(err)
-			}
+			path, decoy, good := replaceTar(t, c, src, p, nf.put)
 			c.Close()
 			c = open()
-			wantNotRegular(t, c, src, p, "a "+tt.name+" for its tar")
+			wantNotRegular(t, c, src, p, "a "+nf.name+" for its tar")
 			if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
 				t.Errorf("the tar fetched again: %v, %v; want a regular file", info, err)
 			}
@@ -409,6 +385,37 @@ func TestEntryNotRegular(t *testing.T) {
 			}
 		})
 	}
+}
+
+// notFiles are what another user of a shared cache may put in the place of an entry's
+// file, given its path and a copy of it at decoy: a symlink to the copy, a FIFO, a
+// directory.
+var notFiles = []struct {
+	name string
+	put  func(path, decoy string) error
+}{
+	{"symlink", func(path, decoy string) error { return os.Symlink(decoy, path) }},
+	{"fifo", func(path, _ string) error { return unix.Mkfifo(path, 0o644) }},
+	{"directory", func(path, _ string) error { return os.Mkdir(path, 0o755) }},
+}
+
+// replaceTar fetches p from src into c and puts, with put, something else in the place of
+// its tar, a copy of the tar at decoy: it returns the tar's path, decoy and the tar's bytes.
+func replaceTar(t *testing.T, c *Cache, src *Source, p repo.Package, put func(path, decoy string) error) (path, decoy string, good []byte) {
+	t.Helper()
+	if err := fetchOne(c, src, p); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(c.dir, "tars", tarName(p.SHA256))
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoy = filepath.Join(t.TempDir(), "decoy.tar")
+	if err := errors.Join(os.WriteFile(decoy, good, 0o644), os.Remove(path), put(path, decoy)); err != nil {
+		t.Fatal(err)
+	}
+	return path, decoy, good
 }
 
 // TestIndexNotRegular puts a symlink to a copy of an entry's index, a directory, and a FIFO
