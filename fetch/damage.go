@@ -53,10 +53,11 @@ const spotSample = 64 << 10 // 64 KiB
 // of more, all of it again when the entry was written unsynced in an earlier boot; and its
 // tail files against the tar's bytes, spotTails of them, all of them after such a boot. An
 // entry the cache's check log (checks.go) records as checked in this boot, its tar and
-// index unchanged since, is not read again: its tar is looked at, not opened. A damaged
-// entry, or one with anything but a regular file as its tar or index, is removed, so that
-// the next Fetch downloads it again, and reported as ErrDamaged. An error of the check that shows nothing of the entry's bytes
-// (damage tells which) leaves it in place and unchecked: its next use checks it again.
+// index unchanged since, is not read again: its tar is stat'ed, not opened for reading. A
+// damaged entry, or one with anything but a regular file as its tar or index, is removed,
+// so that the next Fetch downloads it again, and reported as ErrDamaged. An error of the
+// check that shows nothing of the entry's bytes (damage tells which) leaves it in place
+// and unchecked: its next use checks it again.
 // With c.Whole, an entry not yet checked whole by this Cache is, as after a reboot.
 func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	whole := c.Whole
@@ -244,9 +245,9 @@ func openEntryFile(d *os.File, name string) (*os.File, fs.FileInfo, error) {
 	return f, info, nil
 }
 
-// entryFileInfo returns what an entry's tar or index, name in the directory d, is, in one
-// fstatat, without opening it: anything but a regular file there is refused as
-// openEntryFile refuses it, with what it is.
+// entryFileInfo returns what an entry's tar or index, name in the directory d, is
+// (statAt), without opening it for reading: anything but a regular file there is refused
+// as openEntryFile refuses it, with what it is.
 func entryFileInfo(d *os.File, name string) (fs.FileInfo, error) {
 	info, err := statAt(d, name)
 	if err == nil && !info.Mode().IsRegular() {

@@ -27,7 +27,7 @@ import (
 func inDir(d *os.File, name string) string { return filepath.Join(d.Name(), name) }
 
 // statAt returns what the file name of d is, a symlink itself rather than what it points
-// to, in one fstatat (dirfd.Lstat).
+// to (dirfd.Lstat).
 func statAt(d *os.File, name string) (fs.FileInfo, error) { return dirfd.Lstat(d, name) }
 
 // existsAt reports whether the directory d has a file name, a symlink counted as itself: one
