@@ -297,6 +297,39 @@ func TestAddSameAgainExpired(t *testing.T) {
 	}
 }
 
+// TestAddSameAgainResigns: an entry added again with a signer to a signed repository is
+// signed again, a new version, where the signer names the repository otherwise or the
+// signature is gone: the index is unchanged only under the name it is signed with.
+func TestAddSameAgainResigns(t *testing.T) {
+	for _, tt := range addOnes {
+		for _, c := range []struct {
+			name, signer, want string
+			unsign             bool
+		}{
+			{"renamed", "other", "other", false},
+			{"signature removed", "", "main", true},
+		} {
+			t.Run(tt.name+"/"+c.name, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "main")
+				src, p := writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}
+				if _, _, err := tt.add(dir, src, p, testSigner("", time.Now().Add(time.Hour))); err != nil {
+					t.Fatal(err)
+				}
+				if c.unsign {
+					if err := os.Remove(filepath.Join(dir, SignatureName)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				written, m, err := tt.add(dir, src, p, testSigner(c.signer, time.Now().Add(time.Hour)))
+				if err != nil || !written || m.Version != 2 || m.Name != c.want {
+					t.Fatalf("the same entry again: written %v, %+v, %v; want written, %s version 2", written, m, err, c.want)
+				}
+				checkSigned(t, dir)
+			})
+		}
+	}
+}
+
 // TestAddSameAgainSigns: an entry added again with a signer to an unsigned repository
 // changes it, the index now signed.
 func TestAddSameAgainSigns(t *testing.T) {
