@@ -93,6 +93,14 @@ type Cache struct {
 	// not put back damage a sample of them misses.
 	Whole bool
 
+	// Unchecked makes Members return an entry's members as its index lists them, the tar
+	// not checked against them and a damaged entry left in place: for a Cache that only
+	// tells which files lie on a tar's blocks and trusts none of its bytes (pkg verify
+	// --full, whose check would otherwise remove an entry damaged within its sample before
+	// the files cloned from it could be laid to it). Nothing it returns is recorded as
+	// checked.
+	Unchecked bool
+
 	// Waiting, if not nil, is called when Fetch waits for another fetch of the same
 	// archive into the cache, by another process or goroutine, to end, with the pids of
 	// the processes holding it where /proc/locks tells them; by several goroutines at once

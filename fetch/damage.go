@@ -58,8 +58,12 @@ const spotSample = 64 << 10 // 64 KiB
 // so that the next Fetch downloads it again, and reported as ErrDamaged. An error of the
 // check that shows nothing of the entry's bytes (damage tells which) leaves it in place
 // and unchecked: its next use checks it again.
-// With c.Whole, an entry not yet checked whole by this Cache is, as after a reboot.
+// With c.Whole, an entry not yet checked whole by this Cache is, as after a reboot; with
+// c.Unchecked, none is.
 func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
+	if c.Unchecked {
+		return c.unchecked(sha)
+	}
 	whole := c.Whole
 	if e, ok := c.checked.Load(sha); ok && (e.(checkedEntry).whole || !whole) {
 		return e.(checkedEntry).members, nil
@@ -130,6 +134,24 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	}
 	c.checked.Store(sha, checkedEntry{ms, all, ix.size})
 	return ms, nil
+}
+
+// unchecked returns the members of the entry with this sha256 as its index lists them,
+// the tar not checked against them and the entry left in place (Unchecked).
+func (c *Cache) unchecked(sha string) ([]tarutil.Member, error) {
+	ix, err := openEntryIndex(c.tars, idxName(sha))
+	if err != nil {
+		return nil, fmt.Errorf("index of cached %s: %w", sha, err)
+	}
+	defer ix.f.Close()
+	info, err := entryFileInfo(c.tars, tarName(sha))
+	if err == nil {
+		err = ix.err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index of cached %s: %w", entryName(sha, ix.name, ix.version), err)
+	}
+	return tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, info.Size())
 }
 
 // spotCheck checks the tar f of the entry with this sha256, whose members are ms, and its

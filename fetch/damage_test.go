@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,6 +71,13 @@ func TestDamagedEntry(t *testing.T) {
 		t.Errorf("Members of an entry this Cache checked before: %v; want it checked once", err)
 	}
 	c = open()
+	// Unchecked, Members reads the damaged entry's members as its index lists them and
+	// leaves it in place.
+	c.Unchecked = true
+	if got, err := c.Members(p.SHA256); err != nil || !reflect.DeepEqual(got, ms) || !c.Has(p.SHA256) {
+		t.Errorf("unchecked Members of a damaged entry: %d members, %v, entry kept %v; want its %d members, kept", len(got), err, c.Has(p.SHA256), len(ms))
+	}
+	c.Unchecked = false
 	// The error names the entry and says what is wrong once, without a Go package's name.
 	if _, err := c.Members(p.SHA256); !errors.Is(err, ErrDamaged) || !strings.HasPrefix(err.Error(), "cached "+p.Name+" "+p.Version+" is damaged (") || strings.Contains(err.Error(), "fetch:") || strings.Contains(err.Error(), "tarutil:") {
 		t.Fatalf("Members of a damaged entry: %v, want ErrDamaged naming %s %s", err, p.Name, p.Version)
