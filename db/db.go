@@ -299,7 +299,7 @@ func (d *DB) create() error {
 	sealed := false
 	if unix.Fallocate(int(f.Fd()), 0, 0, initialSize) == nil { // else bbolt grows it
 		d.allocated.Store(initialSize)
-		sealed = durable.ForFS(int(f.Fd())).Tracks()
+		sealed = d.files().Tracks()
 	}
 	if sealed {
 		_, err = f.WriteAt(sealedDatabase(), int64(os.Getpagesize()))
@@ -330,15 +330,15 @@ func (d *DB) create() error {
 // intents' transaction), the link is such a name; where it is the commit's records
 // (intents kept as names), the temporary name is, and a crash that takes the link leaves
 // it holding the commit, which Open then takes (holdsCommit). Until then a lost link loses
-// a database that records nothing done. f is the file, open; d.mu is held.
-func (d *DB) adopt(f *os.File) error {
+// a database that records nothing done. d.mu is held.
+func (d *DB) adopt() error {
 	tmp := d.path + ".new"
 	if err := d.link(tmp, d.path); err != nil {
 		return err
 	}
 	d.fresh = false
 	d.remove(tmp)
-	if durable.ForFS(int(f.Fd())).Tracks() {
+	if d.files().Tracks() {
 		return nil
 	}
 	if d.dir != nil {
@@ -404,7 +404,7 @@ func (d *DB) settle() error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	return d.adopt(f)
+	return d.adopt()
 }
 
 // sealFlag marks the meta page of a sealed database (sealedDatabase) in its flags, which
@@ -1181,7 +1181,7 @@ func (d *DB) write(what string, summed, carry bool, fn func(tx *bolt.Tx) error) 
 	}
 	d.said = nil // recorded (prepare)
 	if d.fresh {
-		if err := d.adopt(d.file); err != nil {
+		if err := d.adopt(); err != nil {
 			b.Close()
 			return fmt.Errorf("%s: %w", what, err)
 		}
