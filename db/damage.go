@@ -197,6 +197,7 @@ const (
 	pageHeaderSize   = 16
 	freelistFlag     = 0x10
 	metaMagic        = 0xED0CDAED
+	metaFlagsAt      = pageHeaderSize + 12 // after magic, version, page size
 	metaFreelistAt   = pageHeaderSize + 32 // after magic, version, page size, flags, root bucket
 	metaPagesAt      = pageHeaderSize + 40
 	metaTxidAt       = pageHeaderSize + 48
@@ -421,6 +422,8 @@ func (d *DB) advance(b *bolt.DB, f *os.File, write bool, sealed *sum) {
 // bbolt writes there, in the same 512-byte sector, which a disk writes whole or not at all.
 const sealAt = pageHeaderSize + metaSize
 
+const _ = uint(512 - sealAt - sumSize) // the seal ends within the first sector
+
 // seal makes the first write transaction of a sealed database (create), b's last, durable
 // with one fdatasync rather than bbolt's two: it writes the transaction's sum (sumAll)
 // beside the meta page, in the first page (sealAt), and syncs the file. Open takes such a
@@ -472,7 +475,7 @@ func sealHolds(f *os.File) bool {
 	ne := binary.NativeEndian
 	m := b[pageHeaderSize:sealAt]
 	if ne.Uint32(m) != metaMagic || ne.Uint64(m[metaSize-8:]) != metaSum(m) ||
-		ne.Uint64(b[metaTxidAt:]) != 2 || ne.Uint32(m[12:]) != sealFlag {
+		ne.Uint64(b[metaTxidAt:]) != 2 || ne.Uint32(b[metaFlagsAt:]) != sealFlag {
 		return true
 	}
 	sealed, ok := decodeSum(b[sealAt:])

@@ -419,8 +419,8 @@ const sealFlag = 0x5345414c // "SEAL"
 func sealedDatabase() []byte {
 	size := os.Getpagesize()
 	b := emptyDatabase()[size:]
+	binary.NativeEndian.PutUint32(b[metaFlagsAt:], sealFlag)
 	m := b[pageHeaderSize:]
-	binary.NativeEndian.PutUint32(m[12:], sealFlag)
 	binary.NativeEndian.PutUint64(m[metaSize-8:], metaSum(m))
 	return b
 }
