@@ -26,17 +26,16 @@ import (
 // (db.DB.SetIntents: names of files, unsynced, where the filesystem logs metadata in
 // order), every tree is swapped in and every removed tree renamed to the trash, one sync
 // makes the intents, the trees and the renames durable, and one transaction records every
-// package, deletes the removed ones and voids the intents. On XFS and ext4 that sync is
-// the transaction's own first one (db.DB.CommitRequested), so the change costs one
-// transaction, two fdatasyncs (one in a new root: db.DB.seal), in all, however many
-// packages change; elsewhere two
-// transactions and a sync (durable.Commit: a btrfs commit or a syncfs) between them, and a
-// second sync for the prefix's links (rollForward). On an error it puts every old tree
-// back; after a crash the next start does (see reconcile). A *LinksError means the change
-// was committed, but not every command link follows it. Install, Remove, and pkg's install, upgrade, sync
-// and remove all commit through it. Once ctx is done, it stops before the records are
-// written, putting back every tree moved so far, and returns ctx's error: a change of
-// thousands of packages renames as many trees.
+// package, deletes the removed ones and voids the intents. On XFS and ext4 that sync is the
+// transaction's own first one (db.DB.CommitRequested), so the change costs one transaction,
+// two fdatasyncs (one in a new root: db.DB.seal), in all, however many packages change;
+// elsewhere two transactions and a sync (durable.Commit: a btrfs commit or a syncfs)
+// between them, and a second sync for the prefix's links (rollForward). On an error it puts
+// every old tree back; after a crash the next start does (see reconcile). A *LinksError
+// means the change was committed, but not every command link follows it. Install, Remove,
+// and pkg's install, upgrade, sync and remove all commit through it. Once ctx is done, it
+// stops before the records are written, putting back every tree moved so far, and returns
+// ctx's error: a change of thousands of packages renames as many trees.
 func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]*Result, error) {
 	start := time.Now()
 	r.salvaged = nil
