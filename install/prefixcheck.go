@@ -106,8 +106,9 @@ func (r *Root) planPrefix(installed map[string]*db.Record, staged []*Staged, rem
 		}
 	}
 	for _, s := range staged {
+		dir := own[s]
 		for _, e := range s.entries {
-			if !strictlyIn(e, own[s]) {
+			if !strictlyIn(e, dir) {
 				keys = append(keys, e.path)
 			}
 		}
@@ -136,9 +137,9 @@ func (r *Root) planPrefix(installed map[string]*db.Record, staged []*Staged, rem
 	c := &conflicts{installed: installed, incoming: incoming, leaving: leaving,
 		bins: func(p *db.Record) []repo.Command { return r.bins(p.Kind, p.Name, p.Version, p.Bin) }}
 	for _, s := range staged {
-		key := s.rec.Key()
+		key, dir := s.rec.Key(), own[s]
 		for _, e := range s.entries {
-			if strictlyIn(e, own[s]) {
+			if strictlyIn(e, dir) {
 				continue
 			}
 			o, err := c.add(next[e.path], e, s.rec, key)
