@@ -410,7 +410,9 @@ func (d *DB) advance(b *bolt.DB, f *os.File, write bool, sealed *sum) {
 	if !write {
 		return
 	}
-	w, err := d.openFile(d.path+".sum", os.O_WRONLY|os.O_CREATE, 0o644)
+	// Non-blocking: a FIFO in its place, with no reader, would hold the commit's command
+	// in the open for ever; it fails (ENXIO) and the sum is not written, as readSum reads it.
+	w, err := d.openFile(d.path+".sum", os.O_WRONLY|os.O_CREATE|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
 )
 
 // commitBig commits one package of n files whose paths are as long as a kernel tree's.
@@ -253,5 +254,36 @@ func TestAddPagesLargePages(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("addPages of 128 KiB pages did not return")
+	}
+}
+
+// TestSumFIFO: a FIFO in the place of the sum file, with no reader, does not hold a
+// commit: the sum is not written, and the commit is there.
+func TestSumFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := open(t, path)
+	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path + ".sum"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(path+".sum", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- d.Commit([]*Record{{Name: "b", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a commit waited 10 s on a FIFO in the sum file's place")
+	}
+	if ps, err := d.List(); err != nil || len(ps) != 2 {
+		t.Errorf("List = %d records, %v; want 2", len(ps), err)
 	}
 }
