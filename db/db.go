@@ -1027,9 +1027,10 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 	if len(remove) > 0 {
 		what += fmt.Sprintf(" and delete %d", len(remove))
 	}
-	keys := append(slices.Clone(remove), keyOf...)
+	// The intents of a first change's prefix (FirstIntent) only this commit can be.
+	keys := append(append(slices.Clone(remove), keyOf...), FirstIntent)
 	var void []intentEntry // the intents kept as names this commit makes void, removed once it is done
-	err := d.write(what, true, true, func(tx *bolt.Tx) (err error) {
+	err := d.writeWith(what, true, true, pc.sync(), func(tx *bolt.Tx) (err error) {
 		if void, err = d.commitIntents(tx, keys); err != nil {
 			return err
 		}
@@ -1053,6 +1054,9 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 			if err := tx.Bucket(intentsBucket).Delete([]byte(keyOf[i])); err != nil {
 				return err
 			}
+		}
+		if err := tx.Bucket(intentsBucket).Delete([]byte(FirstIntent)); err != nil {
+			return err
 		}
 		if err := putRequests(tx, requested, unasked); err != nil {
 			return err
@@ -1145,6 +1149,13 @@ func (d *DB) update(what string, fn func(tx *bolt.Tx) error) error {
 // chunks would read the file again for each. With carry, the transaction's first sync
 // also makes durable every change made before it on the file's filesystem (see carry).
 func (d *DB) write(what string, summed, carry bool, fn func(tx *bolt.Tx) error) error {
+	return d.writeWith(what, summed, carry, nil, fn)
+}
+
+// writeWith is write with sync, where not nil, the caller's commit of the filesystem
+// (PrefixChange.Sync): called in place of the seal's fdatasync, once the file is written
+// back, where the transaction is sealed; else before the transaction.
+func (d *DB) writeWith(what string, summed, carry bool, sync func() error, fn func(tx *bolt.Tx) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	defer func() { d.primed = nil }()
@@ -1153,6 +1164,13 @@ func (d *DB) write(what string, summed, carry bool, fn func(tx *bolt.Tx) error) 
 		return err
 	}
 	seal := d.fresh && d.sealed
+	if sync != nil && !seal {
+		if err := sync(); err != nil {
+			b.Close()
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		sync = nil
+	}
 	if carry {
 		if err := d.carry(d.file, seal); err != nil {
 			b.Close()
@@ -1173,7 +1191,7 @@ func (d *DB) write(what string, summed, carry bool, fn func(tx *bolt.Tx) error) 
 	b.NoSync, b.NoGrowSync = false, false
 	var sealedSum *sum
 	if err == nil && seal {
-		sealedSum, err = d.seal(b, d.file)
+		sealedSum, err = d.seal(b, d.file, sync)
 	}
 	if err != nil {
 		b.Close()

@@ -59,6 +59,17 @@ func (d *DB) files() durable.Files {
 // not needed.
 func (d *DB) ordered() bool { return d.files().Ordered() }
 
+// FirstIntent is the name of the intent of a root's first change whose prefix is made
+// before its records (install.Root.Apply): the commit that records the change makes it
+// void with the packages' own.
+const FirstIntent = ".first"
+
+// IntentFits reports whether in can be kept as a name where intents are (intentName).
+func IntentFits(in Intent) bool {
+	_, ok := intentName(0, in)
+	return ok
+}
+
 // intentName encodes in as the name of an entry of intentDir with nonce, or returns false
 // where it is too long for a name (NAME_MAX).
 func intentName(nonce uint64, in Intent) (string, bool) {
@@ -250,7 +261,11 @@ func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 		}
 	}
 	removeIn(dir, all)
-	if !fs.Ordered() { // the names made and removed, durable before any rename
+	// The names made and removed, durable before any rename; but a first change's (those
+	// with FirstIntent) renames its trees and makes its prefix with nothing synced, and
+	// one transaction commit then makes all of it durable at once, or none.
+	first := slices.ContainsFunc(ins, func(in Intent) bool { return in.Name == FirstIntent })
+	if !fs.Ordered() && !first {
 		if err := dir.Sync(); err != nil {
 			return false, fmt.Errorf("record %d intents: %w", len(ins), err)
 		}

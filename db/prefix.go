@@ -115,9 +115,24 @@ type PrefixChange struct {
 	Folded map[string][]string
 	// Stamp are the packages whose install time the roll-forward's end becomes
 	// (FinishPrefix's names): linking a file changes its ctime.
-	Stamp   []string
+	Stamp []string
+	// Sync, where set, makes durable what the change did before its records (its trees and
+	// the prefix it made: a first change's, install.Root.Apply), as a commit of the
+	// filesystem does. CommitRequested calls it before its transaction, or, where the
+	// transaction is sealed (a new database's first), in place of the seal's fdatasync,
+	// once the file is written back: on btrfs one transaction commit then makes the trees,
+	// the prefix and the records durable together, where they took two syncs.
+	Sync    func() error
 	pending []byte
 	done    []byte
+}
+
+// sync returns pc's Sync, or nil.
+func (pc *PrefixChange) sync() func() error {
+	if pc == nil {
+		return nil
+	}
+	return pc.Sync
 }
 
 func (pc *PrefixChange) encode() (err error) {

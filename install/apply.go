@@ -122,6 +122,10 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	trash := rins // until emptied after the commit
 	defer func() { r.dropTrash(trash) }()
 	all := append(ins, rins...)
+	first, tops := r.firstChange(recs, staged, remove, plan)
+	if first {
+		all = append(all, db.Intent{Op: firstOp, Name: db.FirstIntent, Staging: strings.Join(tops, "/")})
+	}
 	if err := r.db.SetIntents(all); err != nil {
 		r.dropPending(staged, made) // nothing moved: the links prepared for it go
 		return nil, changeError(staged, remove, err)
@@ -129,11 +133,26 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := r.moveTrees(ctx, staged, rins, all, made); err != nil {
 		return nil, err
 	}
+	if first {
+		if err := r.rollFirst(pc.Pending, staged, plan); err != nil {
+			return nil, changeError(staged, remove, errors.Join(err, r.undoAll(staged, all, len(all), made)))
+		}
+		if testHookFirstRolled != nil && testHookFirstRolled() {
+			keep(staged)
+			svs, trash = nil, nil
+			return nil, errFirstCut
+		}
+		pc.Pending, pc.Stamp = nil, nil // made: the records follow it
+	}
 	// The trees and the renames reach the disk together, after the intents and before the
 	// records' meta page: by commitTrees' sync, or on XFS and ext4 by the records' first
 	// (carry). From here a failed fsync or write is not retried (see rollback): the trees
 	// go back and the intents stay for the next start to complete.
-	if err := r.commitTrees(staged); err != nil {
+	if first && !r.o.NoSync && !durable.ForFS(r.fd[meta]).Ordered() {
+		// Where the filesystem commits in transactions (btrfs), one commit makes the trees,
+		// the prefix and the records durable together (db.PrefixChange.Sync).
+		pc.Sync = func() error { return r.commitTrees(staged) }
+	} else if err := r.commitTrees(staged); err != nil {
 		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
 	}
 	now := time.Now().UTC()
@@ -163,11 +182,13 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		svs, trash = nil, nil
 		return results, nil
 	}
-	if err := r.rollForward(pc.Pending, &known{staged, plan.paths}); err != nil {
-		keep(staged)
-		svs, trash = nil, nil
-		r.unlinked = &LinksError{Dir: r.dir, Prefix: true, Err: err}
-		return results, r.unlinked
+	if !first { // a first change made its prefix before its records
+		if err := r.rollForward(pc.Pending, &known{staged: staged, owners: plan.paths}); err != nil {
+			keep(staged)
+			svs, trash = nil, nil
+			r.unlinked = &LinksError{Dir: r.dir, Prefix: true, Err: err}
+			return results, r.unlinked
+		}
 	}
 	for _, sv := range svs { // before the trees go
 		s, ok := sv.keep()
@@ -304,6 +325,13 @@ func (r *Root) owedPrefix() error {
 // testHookRecorded, where a test sets it, runs once Apply recorded a change; returning
 // true, it has Apply end there, as a crash would between the records and the prefix.
 var testHookRecorded func() bool
+
+// testHookFirstRolled, where a test sets it, runs once a first change (firstChange) made
+// its prefix, before its records; returning true, it has Apply end there with
+// errFirstCut, as a crash would.
+var testHookFirstRolled func() bool
+
+var errFirstCut = errors.New("install: first change cut short by a test")
 
 // testHookTrashed, where a test sets it, runs once Apply emptied the trash; returning true,
 // it has Apply end there, as a crash would before bin/'s sync.
@@ -1007,4 +1035,55 @@ func (r *Root) forcesLog(staged []*Staged) bool {
 		files += s.rec.Files
 	}
 	return files >= forceLogFiles
+}
+
+// firstOp is the operation of the intent of a first change (firstChange): its prefix is
+// made before its records, and undoing it removes the entries of the root the intent
+// names (rollback).
+const firstOp = "first"
+
+// firstChange reports whether a change is the first into a root this command made (the
+// directory was not there, and Open created the database): it installs staged, removes
+// nothing and finds nothing recorded. Such a change makes the prefix before the records,
+// so that one sync makes both durable (on btrfs one transaction commit, where the prefix
+// took a second one and its marker's, after the records' own sync): nothing of the root
+// is anyone's but this change's, so a crash before the records is undone by removing what
+// it made, which its intent names, as for any change, with the root's entries its prefix
+// adds (tops: the first components of its paths). It is refused where that intent's name
+// would be too long to be kept as a name.
+func (r *Root) firstChange(recs []db.Record, staged []*Staged, remove []string, plan *prefixPlan) (bool, []string) {
+	if len(r.made.dirs) == 0 || !r.db.Created() || len(recs) > 0 || len(remove) > 0 || len(staged) == 0 {
+		return false, nil
+	}
+	seen := make(map[string]bool)
+	var tops []string
+	for p := range plan.paths {
+		t, _, _ := strings.Cut(p, "/")
+		if !seen[t] {
+			seen[t] = true
+			tops = append(tops, t)
+		}
+	}
+	slices.Sort(tops)
+	in := db.Intent{Op: firstOp, Name: db.FirstIntent, Staging: strings.Join(tops, "/")}
+	return db.IntentFits(in), tops
+}
+
+// rollFirst makes the prefix of a first change (firstChange) before its records: the
+// roll-forward of p, the change's, against the records staged makes, as none is recorded.
+func (r *Root) rollFirst(p *db.Pending, staged []*Staged, plan *prefixPlan) error {
+	recs := make([]db.Record, len(staged))
+	for i, s := range staged {
+		recs[i] = *s.rec
+	}
+	rf, err := r.newRoll(p, &known{staged: staged, owners: plan.paths, recs: recs})
+	if err != nil {
+		return err
+	}
+	defer rf.close()
+	if err := rf.run(); err != nil {
+		return err
+	}
+	r.salvaged = append(r.salvaged, rf.kept()...)
+	return nil
 }

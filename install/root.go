@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
+	"pkg/internal/durable"
 	"pkg/internal/termtext"
 	"pkg/notice"
 	"pkg/repo"
@@ -530,7 +531,12 @@ func (r *Root) undo(ins []db.Intent) error {
 			return fmt.Errorf("undo interrupted %s of %s: %w", termtext.Quote(in.Op), termtext.Quote(in.Name), err)
 		}
 	}
-	if err := r.sync(place{in: pkgs}); err != nil {
+	if slices.ContainsFunc(ins, func(in db.Intent) bool { return in.Op == firstOp }) {
+		// The entries of the root unroll removed, durable before the intent goes.
+		if err := r.commitRoot(); err != nil {
+			return err
+		}
+	} else if err := r.sync(place{in: pkgs}); err != nil {
 		return err
 	}
 	names := make([]string, len(ins))
@@ -545,6 +551,9 @@ func (r *Root) undo(ins []db.Intent) error {
 func undone(ins []db.Intent) []notice.Undone {
 	var said []notice.Undone
 	for _, in := range ins {
+		if in.Op == firstOp {
+			continue // its prefix, part of undoing its installs
+		}
 		i := slices.IndexFunc(said, func(u notice.Undone) bool { return u.Op == in.Op })
 		if i < 0 {
 			i = len(said)
@@ -564,6 +573,9 @@ var errNotPkgs = errors.New("not a tree in the root's staging or trash")
 // could not write, and a retry then succeeds over them), so its own undo is made durable
 // by the intent, which the next start finds and completes.
 func (r *Root) rollback(in db.Intent) error {
+	if in.Op == firstOp {
+		return r.unroll(strings.Split(in.Staging, "/"))
+	}
 	dst := treeOf(in.Name)
 	other, ok := placeOf(in.Staging)
 	if !ok || other.in == saved {
@@ -789,4 +801,60 @@ func umask() fs.FileMode {
 		}
 	}
 	return 0o022
+}
+
+// unroll removes the entries tops of the root that a first change cut short made
+// (firstChange): the prefix it made before its records, which nothing else in a root made
+// for it holds. Each is renamed into the trash first, so that a removal cut short leaves
+// it there, for the next start to empty; a part of the layout (bin/) is emptied instead.
+// Entries already gone are skipped: it is called again until the intent goes.
+func (r *Root) unroll(tops []string) error {
+	var errs []error
+	move := func(p place, key string) {
+		var st unix.Stat_t
+		if err := r.stat(p, &st); errors.Is(err, unix.ENOENT) {
+			return
+		}
+		to, err := r.trashName(key)
+		if err == nil {
+			err = r.rename(p, to)
+		}
+		if err == nil {
+			r.removeTree(to) // else left for the next start
+		}
+		errs = append(errs, err)
+	}
+	for _, t := range tops {
+		if t == "" || t == "." || t == ".." || strings.Contains(t, "/") || t == ".pkg" || t == partRel(pkgs) {
+			continue
+		}
+		if t != partRel(bin) {
+			move(place{top, t}, t)
+			continue
+		}
+		names, err := r.names(place{bin, ""})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, n := range names {
+			move(place{bin, n}, n)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// commitRoot makes every change made on the root's filesystem before it durable
+// (durable.Commit of the root's directory).
+func (r *Root) commitRoot() error {
+	if r.o.NoSync {
+		return nil
+	}
+	fd, err := r.open(place{in: top}, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), r.dir)
+	defer f.Close()
+	return durable.Commit(f)
 }

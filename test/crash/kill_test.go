@@ -62,10 +62,10 @@ func killOn(t *testing.T, fs string, n int) {
 		k.lock(state{"app": "1", "lib": "1.0"}, "app@1", "lib"),
 		k.lock(state{"app": "2", "lib": "1.0"}, "app@2"),
 	}
-	for _, kind := range []string{"install", "upgrade", "downgrade", "remove", "install", "sync", "sync", "remove"} {
+	for _, kind := range []string{"install", "upgrade", "downgrade", "remove", "install", "sync", "sync", "remove", "first"} {
 		o := k.opOf(kind)
 		if kind == "install" {
-			o = op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, []string{"app"}, nil}
+			o = op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, []string{"app"}, nil, false}
 		}
 		k.step(o, noKill)
 	}
@@ -145,6 +145,7 @@ type op struct {
 	// What a run to the end records as asked for: the keys ask and those asked for
 	// before but unask; a sync's unask is nil, its ask the lockfile's requests alone.
 	ask, unask []string
+	fresh      bool // run on no root, removed first: the command makes it (killed by the clock)
 }
 
 // lock writes a lockfile of the requirements reqs with "pkg lock" and returns the sync
@@ -194,9 +195,11 @@ const (
 func (k *killer) next() op {
 	switch app := k.cur["app"]; {
 	case app == "" && k.cur["lib"] != "" && k.rng.IntN(3) == 0:
-		return op{"remove", []string{"remove", "lib"}, state{}, nil, []string{"lib"}}
+		return op{"remove", []string{"remove", "lib"}, state{}, nil, []string{"lib"}, false}
 	case k.rng.IntN(4) == 0:
 		return k.opOf("sync")
+	case k.rng.IntN(6) == 0:
+		return k.opOf("first")
 	case app == "":
 		return k.opOf("install")
 	case k.rng.IntN(2) == 0:
@@ -213,11 +216,14 @@ func (k *killer) opOf(kind string) op {
 	switch kind {
 	case "install":
 		v := []string{"1", "2"}[k.rng.IntN(2)]
-		return op{kind, []string{"install", "app@" + v}, state{"app": v, "lib": "1.0"}, app, nil}
+		return op{kind, []string{"install", "app@" + v}, state{"app": v, "lib": "1.0"}, app, nil, false}
 	case "upgrade":
-		return op{kind, []string{"install", "app@2"}, state{"app": "2", "lib": "1.0"}, app, nil}
+		return op{kind, []string{"install", "app@2"}, state{"app": "2", "lib": "1.0"}, app, nil, false}
 	case "downgrade":
-		return op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, app, nil}
+		return op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, app, nil, false}
+	case "first": // into a root the command makes: its prefix is made before its records
+		v := []string{"1", "2"}[k.rng.IntN(2)]
+		return op{kind: kind, args: []string{"install", "app@" + v}, after: state{"app": v, "lib": "1.0"}, ask: app, fresh: true}
 	case "sync": // to the other lockfile's versions: from app 1 and lib asked for, lib a dependency
 		if k.cur["app"] == "1" {
 			return k.locks[1]
@@ -226,15 +232,24 @@ func (k *killer) opOf(kind string) op {
 	}
 	// Both orders: pkg removes dependents first whatever the order given.
 	if k.rng.IntN(2) == 0 {
-		return op{kind, []string{"remove", "lib", "app"}, state{}, nil, []string{"app", "lib"}}
+		return op{kind, []string{"remove", "lib", "app"}, state{}, nil, []string{"app", "lib"}, false}
 	}
-	return op{kind, []string{"remove", "app", "lib"}, state{}, nil, []string{"app", "lib"}}
+	return op{kind, []string{"remove", "app", "lib"}, state{}, nil, []string{"app", "lib"}, false}
 }
 
 // step runs o, killing it as mode says, then runs "pkg verify" and checks the root.
 func (k *killer) step(o op, mode killMode) {
 	t := k.e.t
 	k.iter++
+	if o.fresh {
+		if err := os.RemoveAll(k.e.root); err != nil {
+			t.Fatal(err)
+		}
+		k.cur, k.asked = state{}, map[string]bool{}
+		if mode != noKill {
+			mode = byClock // no root to watch
+		}
+	}
 	before, askedBefore := maps.Clone(k.cur), maps.Clone(k.asked)
 	notes := "" // a file of the user's in the app's directory, which nothing may lose
 	if before["app"] != "" {
@@ -243,9 +258,12 @@ func (k *killer) step(o op, mode killMode) {
 			t.Fatal(err)
 		}
 	}
-	wt, err := watch(k.e.root)
-	if err != nil {
-		t.Fatal(err)
+	wt := &watcher{}
+	if !o.fresh {
+		var err error
+		if wt, err = watch(k.e.root); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var out bytes.Buffer
 	c := k.e.command(o.args...)
@@ -286,14 +304,19 @@ func (k *killer) step(o op, mode killMode) {
 			}
 		}
 	}
-	go wt.run()
+	if !o.fresh {
+		go wt.run()
+	}
 	c.Wait()
 	elapsed := time.Since(start)
 	if timer != nil {
 		timer.Stop()
 	}
 	time.Sleep(10 * time.Millisecond) // let the last events arrive
-	events := wt.close()
+	var events int64
+	if !o.fresh {
+		events = wt.close()
+	}
 	ws := c.ProcessState.Sys().(syscall.WaitStatus)
 	phase := "completed"
 	if ws.Signaled() && ws.Signal() == syscall.SIGKILL {
@@ -314,6 +337,9 @@ func (k *killer) step(o op, mode killMode) {
 		if err := k.checkKept(notes); err != nil {
 			k.violate(o, how+", phase "+phase, err.Error())
 		}
+	}
+	if _, err := os.Lstat(filepath.Join(k.e.root, ".pkg", "lock")); o.fresh && err != nil {
+		k.e.initRoot() // killed before it made the root: made as the next command makes it
 	}
 	if _, stderr, code := k.e.run("--lock-timeout", "20s", "verify"); code != 0 || strings.Contains(stderr, "waiting") {
 		k.violate(o, how, fmt.Sprintf("next command: exit %d: %s", code, stderr))
@@ -414,6 +440,9 @@ func mergeKeys(ss ...state) map[string]bool {
 // changed yet), "stage" (a staging or trash entry and no intent), "finish" (all recorded
 // and cleaned up) or "recorded" (some package recorded, the rest or the cleanup pending).
 func (k *killer) phase(before, after state) string {
+	if _, err := os.Lstat(filepath.Join(k.e.root, ".pkg", "lock")); err != nil {
+		return "start" // a root not made yet
+	}
 	d, err := db.Open(filepath.Join(k.e.root, ".pkg", "db"), db.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		k.e.t.Fatal(err)

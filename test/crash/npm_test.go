@@ -123,11 +123,12 @@ func TestKillNPM(t *testing.T) {
 		return st
 	}
 	ops := map[string]op{
-		"install": {"install", []string{"install", "top"}, tree("2.0.0"), []string{"top@1.0.0"}, nil},
-		"add1":    {"add1", []string{"install", "big@1.0.0"}, tree("1.0.0", "2.0.0"), []string{"big@1.0.0"}, nil},
-		"drop2":   {"drop2", []string{"remove", "big@2.0.0"}, tree("1.0.0"), nil, []string{"big@2.0.0"}},
-		"add2":    {"add2", []string{"install", "big@2.0.0"}, tree("1.0.0", "2.0.0"), []string{"big@2.0.0"}, nil},
-		"drop1":   {"drop1", []string{"remove", "big@1.0.0"}, tree("2.0.0"), nil, []string{"big@1.0.0"}},
+		"install": {"install", []string{"install", "top"}, tree("2.0.0"), []string{"top@1.0.0"}, nil, false},
+		"add1":    {"add1", []string{"install", "big@1.0.0"}, tree("1.0.0", "2.0.0"), []string{"big@1.0.0"}, nil, false},
+		"drop2":   {"drop2", []string{"remove", "big@2.0.0"}, tree("1.0.0"), nil, []string{"big@2.0.0"}, false},
+		"add2":    {"add2", []string{"install", "big@2.0.0"}, tree("1.0.0", "2.0.0"), []string{"big@2.0.0"}, nil, false},
+		"drop1":   {"drop1", []string{"remove", "big@1.0.0"}, tree("2.0.0"), nil, []string{"big@1.0.0"}, false},
+		"first":   {kind: "first", args: []string{"install", "top"}, after: tree("2.0.0"), ask: []string{"top@1.0.0"}, fresh: true},
 		"sync1":   k.lock(tree("1.0.0"), "top", "mid", "big@1.0.0"),
 		"sync2":   k.lock(tree("2.0.0"), "top", "big@2.0.0"),
 	}
@@ -136,11 +137,13 @@ func TestKillNPM(t *testing.T) {
 		for key := range k.cur {
 			args = append(args, key)
 		}
-		return op{"remove", args, state{}, nil, slices.Collect(maps.Keys(k.cur))}
+		return op{"remove", args, state{}, nil, slices.Collect(maps.Keys(k.cur)), false}
 	}
 	next := func() op {
 		one, two := k.cur["big@1.0.0"] != "", k.cur["big@2.0.0"] != ""
 		switch {
+		case k.rng.IntN(6) == 0: // into a root the command makes
+			return ops["first"]
 		case k.rng.IntN(4) == 0 && one && !two:
 			return ops["sync2"]
 		case k.rng.IntN(4) == 0:
@@ -158,7 +161,7 @@ func TestKillNPM(t *testing.T) {
 		}
 		return ops["add1"]
 	}
-	for _, kind := range []string{"install", "add1", "drop2", "add2", "drop1", "sync1", "sync2", "sync1"} {
+	for _, kind := range []string{"install", "add1", "drop2", "add2", "drop1", "sync1", "sync2", "sync1", "first"} {
 		k.step(ops[kind], noKill)
 	}
 	k.step(removeAll(), noKill)
