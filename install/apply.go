@@ -148,9 +148,13 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	// records' meta page: by commitTrees' sync, or on XFS and ext4 by the records' first
 	// (carry). From here a failed fsync or write is not retried (see rollback): the trees
 	// go back and the intents stay for the next start to complete.
-	if first && !r.o.NoSync && !durable.ForFS(r.fd[meta]).Ordered() {
-		// Where the filesystem commits in transactions (btrfs), one commit makes the trees,
-		// the prefix and the records durable together (db.PrefixChange.Sync).
+	// Where the filesystem commits in transactions (btrfs), one commit makes the trees,
+	// the prefix and the records durable together (db.PrefixChange.Sync); but not trees
+	// whose files' write-back was only started (Staged.whole): a transaction commit writes
+	// no delayed allocation, so one the filesystem runs on its own between the records'
+	// write-back and the syncfs would keep the records without the files' data.
+	whole := slices.ContainsFunc(staged, func(s *Staged) bool { return s.whole })
+	if first && !whole && !r.o.NoSync && !durable.ForFS(r.fd[meta]).Ordered() {
 		pc.Sync = func() error { return r.commitTrees(staged) }
 	} else if err := r.commitTrees(staged); err != nil {
 		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))

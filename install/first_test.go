@@ -5,10 +5,14 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
+	"pkg/internal/testfs"
 	"pkg/notice"
 )
 
@@ -103,5 +107,47 @@ func TestFirstChangeCut(t *testing.T) {
 		if _, err := os.Lstat(dir); !crash && !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("the root after Abandon: %v, want none, as there was none", err)
 		}
+	}
+}
+
+// TestFirstWholeCommit: a first change on btrfs whose tree's files had their write-back
+// only started (Staged.whole) commits the filesystem (its syncfs) before the records'
+// pages are written back (FIEMAP_FLAG_SYNC of db.new), not after: a transaction commit
+// writes no delayed allocation, so one that btrfs ran on its own in between would make
+// the sealed records durable without the files' data.
+func TestFirstWholeCommit(t *testing.T) {
+	if dir := os.Getenv("PKG_STRACED_WHOLE"); dir != "" {
+		r := openRoot(t, filepath.Join(dir, "root"))
+		tarPath := filepath.Join(dir, "tool.tar")
+		s := stageMembers(t, r, tarPath, pkgOf("tool", "1"), digestsOf(t, tarPath))
+		s.whole = true // as a tree of more than maxTracked files
+		applyStaged(t, r, s)
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	testfs.NeedTools(t, "strace")
+	dir := testfs.Mount(t, "btrfs")
+	if err := os.Rename(alignedTar(t, dir, version1()), filepath.Join(dir, "tool.tar")); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "strace")
+	cmd := exec.Command("strace", "-f", "-qq", "-y", "-o", out, "-e", "trace=syncfs,ioctl", os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PKG_STRACED_WHOLE="+dir)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	synced := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "syncfs(") })
+	written := slices.IndexFunc(lines, func(l string) bool {
+		return strings.Contains(l, "FS_IOC_FIEMAP") && strings.Contains(l, "/.pkg/db.new>")
+	})
+	if synced < 0 || written >= 0 && written < synced {
+		t.Errorf("syncfs at line %d, the records' write-back at %d: want the syncfs first:\n%s", synced, written, strings.Join(lines, "\n"))
 	}
 }
