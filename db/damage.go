@@ -433,7 +433,7 @@ const _ = uint(512 - sealAt - sumSize) // the seal ends within the first sector
 // Why the meta page is then on the disk only with the renames logged before it (its page
 // unwritten until now, sealedDatabase; carry): design.md, Commit protocol, after 8. It
 // returns the sum, for advance; d.mu is held.
-func (d *DB) seal(b *bolt.DB, f *os.File, sync func() error) (*sum, error) {
+func (d *DB) seal(b *bolt.DB, f *os.File, deferred bool) (*sum, error) {
 	// Tried once: where it fails, the file holds the transaction that a read sees, as a
 	// failed fdatasync of bbolt's leaves one, and settle syncs it as it is.
 	d.sealed = false
@@ -451,12 +451,8 @@ func (d *DB) seal(b *bolt.DB, f *os.File, sync func() error) (*sum, error) {
 		err = testHookSealing(f)
 	}
 	switch {
-	case err == nil && sync != nil: // the caller's commit makes the file durable with the rest
-		if err = d.files().Wait(int(f.Fd())); err == nil {
-			if err = sync(); err != nil {
-				return nil, err
-			}
-		}
+	case err == nil && deferred: // the caller's commit of the filesystem makes it durable
+		err = d.files().Wait(int(f.Fd()))
 	case err == nil:
 		err = unix.Fdatasync(int(f.Fd()))
 	}

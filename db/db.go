@@ -1152,9 +1152,10 @@ func (d *DB) write(what string, summed, carry bool, fn func(tx *bolt.Tx) error) 
 	return d.writeWith(what, summed, carry, nil, fn)
 }
 
-// writeWith is write with sync, where not nil, the caller's commit of the filesystem
-// (PrefixChange.Sync): called in place of the seal's fdatasync, once the file is written
-// back, where the transaction is sealed; else before the transaction.
+// writeWith is write with sync, where not nil, the caller's commit of what it did before
+// the transaction (PrefixChange.Sync): where the transaction is sealed, it is not
+// synced but written back, and the caller commits the filesystem after; else sync is
+// called before it.
 func (d *DB) writeWith(what string, summed, carry bool, sync func() error, fn func(tx *bolt.Tx) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -1191,7 +1192,7 @@ func (d *DB) writeWith(what string, summed, carry bool, sync func() error, fn fu
 	b.NoSync, b.NoGrowSync = false, false
 	var sealedSum *sum
 	if err == nil && seal {
-		sealedSum, err = d.seal(b, d.file, sync)
+		sealedSum, err = d.seal(b, d.file, sync != nil)
 	}
 	if err != nil {
 		b.Close()

@@ -116,12 +116,14 @@ type PrefixChange struct {
 	// Stamp are the packages whose install time the roll-forward's end becomes
 	// (FinishPrefix's names): linking a file changes its ctime.
 	Stamp []string
-	// Sync, where set, makes durable what the change did before its records (its trees and
-	// the prefix it made: a first change's, install.Root.Apply), as a commit of the
-	// filesystem does. CommitRequested calls it before its transaction, or, where the
-	// transaction is sealed (a new database's first), in place of the seal's fdatasync,
-	// once the file is written back: on btrfs one transaction commit then makes the trees,
-	// the prefix and the records durable together, where they took two syncs.
+	// Sync, where set, makes durable what the change did before its records (its trees),
+	// as a commit of the filesystem does, and defers their sync to the caller. Where the
+	// transaction is sealed (a new database's first), CommitRequested neither calls it nor
+	// syncs: it writes the file back and waits (durable.Files.Wait), so that whatever the
+	// caller does after it (its prefix) is on the disk only with it, and the caller then
+	// commits the filesystem once for all of it (a root's first change on btrfs:
+	// install.Root.Apply). Elsewhere it calls Sync before the transaction, which then
+	// syncs as any other.
 	Sync    func() error
 	pending []byte
 	done    []byte

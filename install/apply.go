@@ -133,28 +133,16 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	if err := r.moveTrees(ctx, staged, rins, all, made); err != nil {
 		return nil, err
 	}
-	if first {
-		if err := r.rollFirst(pc.Pending, staged, plan); err != nil {
-			return nil, changeError(staged, remove, errors.Join(err, r.undoAll(staged, all, len(all), made)))
-		}
-		if testHookFirstRolled != nil && testHookFirstRolled() {
-			keep(staged)
-			svs, trash = nil, nil
-			return nil, errFirstCut
-		}
-		pc.Pending, pc.Stamp = nil, nil // made: the records follow it
-	}
 	// The trees and the renames reach the disk together, after the intents and before the
 	// records' meta page: by commitTrees' sync, or on XFS and ext4 by the records' first
 	// (carry). From here a failed fsync or write is not retried (see rollback): the trees
-	// go back and the intents stay for the next start to complete.
-	// Where the filesystem commits in transactions (btrfs), one commit makes the trees,
-	// the prefix and the records durable together (db.PrefixChange.Sync); but not trees
-	// whose files' write-back was only started (Staged.whole): a transaction commit writes
-	// no delayed allocation, so one the filesystem runs on its own between the records'
-	// write-back and the syncfs would keep the records without the files' data.
-	whole := slices.ContainsFunc(staged, func(s *Staged) bool { return s.whole })
-	if first && !whole && !r.o.NoSync && !durable.ForFS(r.fd[meta]).Ordered() {
+	// go back and the intents stay for the next start to complete. A first change's are
+	// made durable with its records and its prefix by the roll-forward's one commit
+	// (db.PrefixChange.Sync); but not trees whose files' write-back was only started
+	// (Staged.whole): a transaction commit writes no delayed allocation, so one the
+	// filesystem runs on its own between the records' write-back and the syncfs would keep
+	// the records without the files' data.
+	if first && !slices.ContainsFunc(staged, func(s *Staged) bool { return s.whole }) {
 		pc.Sync = func() error { return r.commitTrees(staged) }
 	} else if err := r.commitTrees(staged); err != nil {
 		return nil, changeError(staged, remove, errors.Join(err, r.rollbackAll(staged, all)))
@@ -186,13 +174,14 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		svs, trash = nil, nil
 		return results, nil
 	}
-	if !first { // a first change made its prefix before its records
-		if err := r.rollForward(pc.Pending, &known{staged: staged, owners: plan.paths}); err != nil {
-			keep(staged)
-			svs, trash = nil, nil
-			r.unlinked = &LinksError{Dir: r.dir, Prefix: true, Err: err}
-			return results, r.unlinked
+	if err := r.rollForward(pc.Pending, &known{staged: staged, owners: plan.paths}); err != nil {
+		if first { // its records are durable only with the commit that ends the roll-forward
+			err = errors.Join(err, r.commitPrefix())
 		}
+		keep(staged)
+		svs, trash = nil, nil
+		r.unlinked = &LinksError{Dir: r.dir, Prefix: true, Err: err}
+		return results, r.unlinked
 	}
 	for _, sv := range svs { // before the trees go
 		s, ok := sv.keep()
@@ -329,13 +318,6 @@ func (r *Root) owedPrefix() error {
 // testHookRecorded, where a test sets it, runs once Apply recorded a change; returning
 // true, it has Apply end there, as a crash would between the records and the prefix.
 var testHookRecorded func() bool
-
-// testHookFirstRolled, where a test sets it, runs once a first change (firstChange) made
-// its prefix, before its records; returning true, it has Apply end there with
-// errFirstCut, as a crash would.
-var testHookFirstRolled func() bool
-
-var errFirstCut = errors.New("install: first change cut short by a test")
 
 // testHookTrashed, where a test sets it, runs once Apply emptied the trash; returning true,
 // it has Apply end there, as a crash would before bin/'s sync.
@@ -1041,22 +1023,25 @@ func (r *Root) forcesLog(staged []*Staged) bool {
 	return files >= forceLogFiles
 }
 
-// firstOp is the operation of the intent of a first change (firstChange): its prefix is
-// made before its records, and undoing it removes the entries of the root the intent
-// names (rollback).
+// firstOp is the operation of the intent of a first change (firstChange), which names the
+// root's entries its prefix adds: undoing it moves them aside (unroll).
 const firstOp = "first"
 
 // firstChange reports whether a change is the first into a root this command made (the
-// directory was not there, and Open created the database): it installs staged, removes
-// nothing and finds nothing recorded. Such a change makes the prefix before the records,
-// so that one sync makes both durable (on btrfs one transaction commit, where the prefix
-// took a second one and its marker's, after the records' own sync): nothing of the root
-// is anyone's but this change's, so a crash before the records is undone by removing what
-// it made, which its intent names, as for any change, with the root's entries its prefix
-// adds (tops: the first components of its paths). It is refused where that intent's name
-// would be too long to be kept as a name.
+// directory was not there, and Open created the database) on a filesystem that commits
+// in transactions (btrfs): it installs staged, removes nothing and finds nothing
+// recorded. Such a change makes its trees, its records and its prefix durable by one
+// transaction commit, the roll-forward's, where four waits were: its intents need no
+// fsync, as nothing is synced before that commit, which keeps the order of all it holds;
+// its records are written back, not synced, before the prefix is touched, so a commit
+// that keeps any of the prefix keeps them whole (db.PrefixChange.Sync). Its intent names
+// the root's entries its prefix adds (tops: the first components of its paths), which
+// a start moves aside should a sync of another process's have logged them ahead of the
+// records (unroll). It is refused where that intent's name would be too long to be kept
+// as a name.
 func (r *Root) firstChange(recs []db.Record, staged []*Staged, remove []string, plan *prefixPlan) (bool, []string) {
-	if len(r.made.dirs) == 0 || !r.db.Created() || len(recs) > 0 || len(remove) > 0 || len(staged) == 0 {
+	fs := durable.ForFS(r.fd[meta])
+	if r.o.NoSync || !fs.Tracks() || fs.Ordered() || len(r.made.dirs) == 0 || !r.db.Created() || len(recs) > 0 || len(remove) > 0 || len(staged) == 0 {
 		return false, nil
 	}
 	seen := make(map[string]bool)
@@ -1071,23 +1056,4 @@ func (r *Root) firstChange(recs []db.Record, staged []*Staged, remove []string, 
 	slices.Sort(tops)
 	in := db.Intent{Op: firstOp, Name: db.FirstIntent, Staging: strings.Join(tops, "/")}
 	return db.IntentFits(in), tops
-}
-
-// rollFirst makes the prefix of a first change (firstChange) before its records: the
-// roll-forward of p, the change's, against the records staged makes, as none is recorded.
-func (r *Root) rollFirst(p *db.Pending, staged []*Staged, plan *prefixPlan) error {
-	recs := make([]db.Record, len(staged))
-	for i, s := range staged {
-		recs[i] = *s.rec
-	}
-	rf, err := r.newRoll(p, &known{staged: staged, owners: plan.paths, recs: recs})
-	if err != nil {
-		return err
-	}
-	defer rf.close()
-	if err := rf.run(); err != nil {
-		return err
-	}
-	r.salvaged = append(r.salvaged, rf.kept()...)
-	return nil
 }

@@ -7,105 +7,85 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"pkg/db"
 	"pkg/internal/testfs"
 	"pkg/notice"
 )
 
-// TestFirstChange: the first change into a root that Open made makes its prefix before its
-// records, so that one sync makes both durable and no roll-forward is left pending: cut
-// right after its records, the root holds its prefix already. Into a root Open did not
-// make (the directory was there), the prefix follows the records, as for any change.
+// TestFirstChange: a first change into a root that Open made on btrfs writes its records
+// before its prefix, unsynced, and the roll-forward's one commit makes all of it durable
+// (TestCommitSyncs counts the syncs): cut right after its records, its roll-forward is
+// pending as for any change, and the next start finishes it. Its intents void with the
+// commit, and its root is whole.
 func TestFirstChange(t *testing.T) {
-	for _, made := range []bool{true, false} {
-		base := t.TempDir()
-		dir := filepath.Join(base, "root")
-		if !made {
-			must(t, os.Mkdir(dir, 0o755))
-		}
-		r := openRoot(t, dir)
-		a := stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 3, "one", "usr/bin/a=1")...))
-		testHookRecorded = func() bool { return true }
-		_, err := r.Apply(context.Background(), []*Staged{a}, nil)
-		testHookRecorded = nil
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, statErr := os.Lstat(r.path("usr/bin/a"))
-		p, _, err := r.db.Prefix()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if made && (statErr != nil || p != nil) {
-			t.Errorf("a root Open made: usr/bin/a: %v, pending %+v; want it linked, nothing pending", statErr, p)
-		}
-		if !made && (statErr == nil || p == nil) {
-			t.Errorf("a root that was there: usr/bin/a: %v, pending %+v; want it not yet linked, its roll-forward pending", statErr, p)
-		}
-		r.Close()
-		r = openRoot(t, dir)
-		checkPrefix(t, r)
-		if markers, _ := filepath.Glob(r.path(".pkg", "db.done-*")); made && len(markers) > 0 {
-			t.Errorf("done markers %v: a first change has none to make", markers)
-		}
-		r.Close()
+	base := testfs.Mount(t, "btrfs")
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	a := stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one", "usr/bin/a=1")...))
+	testHookRecorded = func() bool { return true }
+	_, err := r.Apply(context.Background(), []*Staged{a}, nil)
+	testHookRecorded = nil
+	if err != nil {
+		t.Fatal(err)
 	}
+	if p, done, err := r.db.Prefix(); err != nil || p == nil || done {
+		t.Errorf("pending after the records: %+v, %v, %v; want the roll-forward pending", p, done, err)
+	}
+	r.Close()
+	r = openRoot(t, dir)
+	defer r.Close()
+	if ins, err := r.db.Intents(); err != nil || len(ins) != 0 {
+		t.Errorf("intents %+v, %v; want none", ins, err)
+	}
+	if ns := r.Notes(); len(ns) != 0 {
+		t.Errorf("notes = %v, want none", ns)
+	}
+	checkPrefix(t, r)
 }
 
-// TestFirstChangeCut: a first change cut short once it made its prefix, before its
-// records (a crash), is undone by the next start: nothing is recorded, and the root holds
-// nothing of it, neither its trees in pkgs/ nor its prefix (a directory it folded there
-// among it); and one that fails there (its roll-forward cut before a fold) undoes itself,
-// and its Abandon leaves no root, as there was none.
-func TestFirstChangeCut(t *testing.T) {
-	for _, crash := range []bool{true, false} {
-		base := t.TempDir()
-		dir := filepath.Join(base, "root")
-		r := openRoot(t, dir)
-		a := stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one", "usr/bin/a=1", "usr/share/a=1")...))
-		if crash {
-			testHookFirstRolled = func() bool { return true }
-		} else {
-			testHookFoldStep = func() bool { return true }
+// TestFirstChangeAside: a first change's intent (db.FirstIntent) found by a start, its
+// prefix on the disk without its records (a sync of another process's logged it ahead of
+// them on btrfs), has the root's entries it names moved aside into .pkg/saved, not
+// deleted, with what the user wrote in them since, and said; its trees are undone by
+// their own intents as any change's.
+func TestFirstChangeAside(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	for _, f := range []string{"usr/share/a/x", "usr/local/notes", "bin/a"} {
+		must(t, os.MkdirAll(filepath.Dir(r.path(f)), 0o755))
+		must(t, os.WriteFile(r.path(f), []byte(f), 0o644))
+	}
+	must(t, r.db.SetIntents([]db.Intent{{Op: firstOp, Name: db.FirstIntent, Staging: "bin/usr"}}))
+	r.Close()
+	r = openRoot(t, dir)
+	defer r.Close()
+	if ins, err := r.db.Intents(); err != nil || len(ins) != 0 {
+		t.Errorf("intents %+v, %v; want none", ins, err)
+	}
+	for _, p := range []string{"usr", "bin/a"} {
+		if _, err := os.Lstat(r.path(p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s after the start: %v, want it moved aside", p, err)
 		}
-		_, err := r.Apply(context.Background(), []*Staged{a}, nil)
-		testHookFirstRolled, testHookFoldStep = nil, nil
-		if crash {
-			if !errors.Is(err, errFirstCut) {
-				t.Fatalf("Apply = %v, want it cut before the records", err)
-			}
-			if _, err := os.Lstat(r.path("usr/bin/a")); err != nil {
-				t.Fatalf("usr/bin/a before the records: %v, want it made", err)
-			}
-			r.Close()
-			r = openRoot(t, dir)
-			want := []notice.Notice{notice.RootRecovered{Undone: []notice.Undone{{Op: "install", Names: []string{"a"}}}, Unfinished: []string{"a"}}}
-			if notes := r.Notes(); !reflect.DeepEqual(notes, want) {
-				t.Errorf("notes = %#v, want %#v", notes, want)
-			}
-		} else if !errors.Is(err, errFoldCut) {
-			t.Fatalf("Apply = %v, want the roll-forward cut", err)
+	}
+	var rec notice.RootRecovered
+	for _, n := range r.Notes() {
+		if n, ok := n.(notice.RootRecovered); ok {
+			rec = n
 		}
-		recs, err := r.db.List()
-		if err != nil || len(recs) != 0 {
-			t.Errorf("records %+v, %v; want none", recs, err)
-		}
-		if ins, err := r.db.Intents(); err != nil || len(ins) != 0 {
-			t.Errorf("intents %+v, %v; want none", ins, err)
-		}
-		for _, p := range []string{"usr", "opt", "pkgs/a"} {
-			if _, err := os.Lstat(r.path(p)); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("%s after the undo: %v, want it gone", p, err)
-			}
-		}
-		checkPrefix(t, r)
-		r.Abandon()
-		if _, err := os.Lstat(dir); !crash && !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("the root after Abandon: %v, want none, as there was none", err)
+	}
+	if len(rec.Aside) != 2 {
+		t.Fatalf("notes = %#v, want bin/a and usr said moved aside", r.Notes())
+	}
+	for _, k := range rec.Aside {
+		f := map[string]string{"usr": "usr/local/notes", "bin/a": "bin/a"}[k.Name]
+		at := filepath.Join(k.Dir, strings.TrimPrefix(f, k.Name))
+		if b, err := os.ReadFile(at); err != nil || string(b) != f {
+			t.Errorf("%s moved to %s: %s holds %q, %v; want %q", k.Name, k.Dir, at, b, err, f)
 		}
 	}
 }

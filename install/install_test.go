@@ -953,7 +953,7 @@ func TestCommitSyncs(t *testing.T) {
 			}
 			dir := testfs.Mount(t, tt.fs)
 			root := filepath.Join(dir, "root")
-			lines := straceInstall(t, dir, "-y", "-e", "trace=fsync,fdatasync,syncfs,ioctl")
+			lines := straceInstall(t, dir, "-y", "-e", "trace=fsync,fdatasync,syncfs,ioctl,linkat")
 			calls := testfs.SyncCalls(lines, root)
 			commits := 0
 			for _, l := range lines {
@@ -963,6 +963,20 @@ func TestCommitSyncs(t *testing.T) {
 			}
 			if !maps.Equal(calls, tt.want) || commits != tt.commits {
 				t.Errorf("syncs = %v and %d commits, want %v and %d:\n%s", calls, commits, tt.want, tt.commits, strings.Join(lines, "\n"))
+			}
+			if tt.commits == 1 { // the records written back, then the prefix's link, then the commit
+				at := func(f func(string) bool) int { return slices.IndexFunc(lines, f) }
+				written := at(func(l string) bool {
+					return strings.Contains(l, "FS_IOC_FIEMAP") && strings.Contains(l, "/.pkg/db.new>")
+				})
+				linked := at(func(l string) bool {
+					return strings.Contains(l, "linkat(") && strings.Contains(l, "<"+filepath.Join(root, "libexec")+">")
+				})
+				committed := at(func(l string) bool { return strings.Contains(l, "BTRFS_IOC_START_SYNC") })
+				if written < 0 || linked < written || committed < linked {
+					t.Errorf("the records written back at line %d, the prefix linked at %d, committed at %d: want them in that order:\n%s",
+						written, linked, committed, strings.Join(lines, "\n"))
+				}
 			}
 		})
 	}

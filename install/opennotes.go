@@ -26,7 +26,7 @@ func (r *Root) Notes() []notice.Notice {
 // (notice.RootLeftover).
 func (r *Root) recovered() []notice.Notice {
 	var ns []notice.Notice
-	if f := r.found; len(f.Undone)+len(f.Kept)+len(f.Unsure)+len(f.Stuck)+len(f.Unfinished)+len(f.Replaced) > 0 {
+	if f := r.found; len(f.Undone)+len(f.Kept)+len(f.Unsure)+len(f.Aside)+len(f.Stuck)+len(f.Unfinished)+len(f.Replaced) > 0 {
 		ns = append(ns, f)
 	}
 	if r.left != nil {

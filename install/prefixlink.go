@@ -122,17 +122,11 @@ type oldRef struct {
 type known struct {
 	staged []*Staged
 	owners map[string]db.Owners
-	recs   []db.Record // the records the change leaves, where none is recorded yet (rollFirst); else the database's
 }
 
 func (r *Root) newRoll(p *db.Pending, k *known) (*roll, error) {
-	var (
-		all []db.Record
-		err error
-	)
-	if k != nil && k.recs != nil {
-		all = k.recs
-	} else if all, err = r.db.List(); err != nil {
+	all, err := r.db.List()
+	if err != nil {
 		return nil, err
 	}
 	rf := &roll{r: r, recs: named(all), paths: []string{}, oldOf: make(map[string]oldRef), saved: make(map[string]*Salvage),

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,6 +68,7 @@ type Root struct {
 	unrequests []string                    // what Unrequest recorded, for the next Apply's commit
 	asked      map[string]bool             // the keys asked for, recorded and by RequestAt, and the names by Request, but Unrequest's; nil until read (bins)
 	unsure     []notice.KeptTree           // what rollback kept of trees it could not tell apart, said by Notes
+	aside      []notice.KeptTree           // what unroll moved aside of a first change's prefix, said by Notes
 	looked     int                         // prefix paths the last change looked up and rolled forward: its cost
 }
 
@@ -498,7 +500,7 @@ func (r *Root) reconcile() error {
 		r.links = errors.Join(r.links, &LinksError{Dir: r.path("bin"), Err: err})
 	}
 	var errs []error
-	found := notice.RootRecovered{Undone: undone(ins), Kept: kept, Unsure: r.unsure}
+	found := notice.RootRecovered{Undone: undone(ins), Kept: kept, Unsure: r.unsure, Aside: r.aside}
 	for _, p := range stuck {
 		found.Stuck = append(found.Stuck, r.pathOf(p))
 	}
@@ -803,24 +805,26 @@ func umask() fs.FileMode {
 	return 0o022
 }
 
-// unroll removes the entries tops of the root that a first change cut short made
-// (firstChange): the prefix it made before its records, which nothing else in a root made
-// for it holds. Each is renamed into the trash first, so that a removal cut short leaves
-// it there, for the next start to empty; a part of the layout (bin/) is emptied instead.
-// Entries already gone are skipped: it is called again until the intent goes.
+// unroll moves aside the entries tops of the root that a first change cut short made
+// (firstChange), each renamed into .pkg/saved and said (RootRecovered.Aside): its prefix
+// is on the disk without its records only where a sync of another process's logged it
+// ahead of them, and the user may have written in it since. A part of the layout (bin/)
+// has its entries moved instead. Entries already gone are skipped: it is called again
+// until the intent goes.
 func (r *Root) unroll(tops []string) error {
 	var errs []error
-	move := func(p place, key string) {
+	move := func(p place, name string) { // name: p's path in the root
 		var st unix.Stat_t
 		if err := r.stat(p, &st); errors.Is(err, unix.ENOENT) {
 			return
 		}
-		to, err := r.trashName(key)
+		err := r.makeSaved()
+		to := place{saved, "first-" + strings.ReplaceAll(name, "/", "-") + "." + strconv.FormatUint(uint64(rand.Uint32()), 10)}
 		if err == nil {
 			err = r.rename(p, to)
 		}
 		if err == nil {
-			r.removeTree(to) // else left for the next start
+			r.aside = append(r.aside, notice.KeptTree{Name: name, Dir: r.pathOf(to)})
 		}
 		errs = append(errs, err)
 	}
@@ -838,7 +842,7 @@ func (r *Root) unroll(tops []string) error {
 			continue
 		}
 		for _, n := range names {
-			move(place{bin, n}, n)
+			move(place{bin, n}, partRel(bin)+"/"+n)
 		}
 	}
 	return errors.Join(errs...)

@@ -78,8 +78,8 @@ func killOn(t *testing.T, fs string, n int) {
 	for _, p := range problems {
 		t.Errorf("cache: %s", p)
 	}
-	t.Logf("%d iterations, %d killed, %d completed before the kill; kills by phase: %v (syncs: %v); violations: %d; wall time %v",
-		n, k.killed, n-k.killed, k.phases, k.syncPhases, k.violations, time.Since(start).Round(time.Second))
+	t.Logf("%d iterations, %d killed (%d first changes), %d completed before the kill; kills by phase: %v (syncs: %v); violations: %d; wall time %v",
+		n, k.killed, k.firsts, n-k.killed, k.phases, k.syncPhases, k.violations, time.Since(start).Round(time.Second))
 	if k.violations > 0 {
 		t.Errorf("%d violations", k.violations)
 	}
@@ -134,6 +134,7 @@ type killer struct {
 	phases     map[string]int
 	syncPhases map[string]int // of the syncs among phases
 	killed     int
+	firsts     int // of killed, first changes (op.fresh)
 	violations int
 	iter       int
 }
@@ -321,6 +322,9 @@ func (k *killer) step(o op, mode killMode) {
 	phase := "completed"
 	if ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		k.killed++
+		if o.fresh {
+			k.firsts++
+		}
 		phase = k.phase(before, o.after)
 	} else if code := c.ProcessState.ExitCode(); code != 0 {
 		k.violate(o, how, fmt.Sprintf("exit %d without a kill:\n%s", code, out.String()))

@@ -102,10 +102,17 @@ func npmLinks(ps []db.Record, requested map[string]repo.Requirement) map[string]
 // other for big 2.0.0 beside it, mid its dependency: mid's command and its link in
 // lib/node_modules come and go with its request. Killed at random moments, every command
 // leaves the tree before or after, its links and what is asked for included (checkRoot,
-// checkAsked, verify).
+// checkAsked, verify). It runs on XFS and on btrfs, where a first change commits once.
 func TestKillNPM(t *testing.T) {
 	n := killIterations(t, 20)
-	mnt := testfs.Mount(t, "xfs")
+	for _, fs := range []string{"xfs", "btrfs"} {
+		t.Run(fs, func(t *testing.T) { killNPMOn(t, fs, n) })
+	}
+}
+
+// killNPMOn is TestKillNPM on a filesystem of type fs, n commands killed.
+func killNPMOn(t *testing.T, fs string, n int) {
+	mnt := testfs.Mount(t, fs)
 	repoDir := t.TempDir()
 	w := publish(t, repoDir, npmSpec("dep", "1.0.0", 0, false), npmSpec("big", "1.0.0", 1500, false), npmSpec("big", "2.0.0", 1500, false),
 		npmSpec("mid", "1.0.0", 0, true, "dep@npm:^1.0.0", "big@npm:>=1.0.0"),
@@ -169,7 +176,7 @@ func TestKillNPM(t *testing.T) {
 	for range n {
 		k.kill(next())
 	}
-	t.Logf("%d iterations, %d killed; kills by phase: %v (syncs: %v); violations: %d", n, k.killed, k.phases, k.syncPhases, k.violations)
+	t.Logf("%d iterations, %d killed (%d first changes); kills by phase: %v (syncs: %v); violations: %d", n, k.killed, k.firsts, k.phases, k.syncPhases, k.violations)
 	if k.violations > 0 {
 		t.Errorf("%d violations", k.violations)
 	}
