@@ -175,11 +175,17 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		return results, nil
 	}
 	if err := r.rollForward(pc.Pending, &known{staged: staged, owners: plan.paths}); err != nil {
-		if first { // its records are durable only with the commit that ends the roll-forward
-			err = errors.Join(err, r.commitPrefix())
-		}
 		keep(staged)
 		svs, trash = nil, nil
+		// A first change's records are durable only with the commit that ends the
+		// roll-forward: where that fails, nothing says the change is recorded (a
+		// *LinksError would), and the next start decides, as where the records' own
+		// sync fails.
+		if first {
+			if cerr := r.commitPrefix(); cerr != nil {
+				return nil, changeError(staged, remove, errors.Join(err, cerr))
+			}
+		}
 		r.unlinked = &LinksError{Dir: r.dir, Prefix: true, Err: err}
 		return results, r.unlinked
 	}

@@ -131,3 +131,26 @@ func TestFirstWholeCommit(t *testing.T) {
 		t.Errorf("syncfs at line %d, the records' write-back at %d: want the syncfs first:\n%s", synced, written, strings.Join(lines, "\n"))
 	}
 }
+
+// TestFirstCommitFailed: a first change whose one commit, the roll-forward's, fails made
+// nothing durable, its records included, so it does not say it is recorded (results and a
+// *LinksError, which the CLI words as "committed" and "recorded"): it fails as a change
+// whose records' sync failed does, and the next start finds it whole.
+func TestFirstCommitFailed(t *testing.T) {
+	base := testfs.Mount(t, "btrfs")
+	dir := filepath.Join(base, "root")
+	r := openRoot(t, dir)
+	a := stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one", "usr/bin/a=1")...))
+	errCommit := errors.New("commit failed by a test")
+	testHookCommitPrefix = func() error { return errCommit }
+	res, err := r.Apply(context.Background(), []*Staged{a}, nil)
+	testHookCommitPrefix = nil
+	var le *LinksError
+	if res != nil || !errors.Is(err, errCommit) || errors.As(err, &le) {
+		t.Errorf("Apply = %v, %v (%T); want no results and the commit's error, not a *LinksError", res, err, err)
+	}
+	r.Close()
+	r = openRoot(t, dir)
+	defer r.Close()
+	checkPrefix(t, r)
+}

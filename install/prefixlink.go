@@ -72,6 +72,11 @@ func (r *Root) rollForward(p *db.Pending, known *known) error {
 // change, so staging is changed after every link (its mode set again, which logs it and
 // takes no space: this works on a full filesystem) and is the directory committed.
 func (r *Root) commitPrefix() error {
+	if testHookCommitPrefix != nil {
+		if err := testHookCommitPrefix(); err != nil {
+			return err
+		}
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(r.fd[staging], &st); err != nil {
 		return &os.PathError{Op: "stat", Path: r.path(".pkg", "staging"), Err: err}
@@ -87,6 +92,10 @@ func (r *Root) commitPrefix() error {
 	defer f.Close()
 	return durable.Commit(f)
 }
+
+// testHookCommitPrefix, where a test sets it, runs before commitPrefix commits; an error
+// it returns is the commit's.
+var testHookCommitPrefix func() error
 
 // roll is one roll-forward of the prefix.
 type roll struct {
