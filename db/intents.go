@@ -60,9 +60,9 @@ func (d *DB) files() durable.Files {
 // not needed.
 func (d *DB) ordered() bool { return d.files().Ordered() }
 
-// FirstIntent is the name of the intent of a root's first change whose prefix is made
-// before its records (install.Root.Apply): the commit that records the change makes it
-// void with the packages' own.
+// FirstIntent is the name of the intent of a root's first change on btrfs
+// (install.Root.Apply), which names the root's entries its prefix adds: the commit that
+// records the change makes it void with the packages' own.
 const FirstIntent = ".first"
 
 // IntentFits reports whether in can be kept as a name where intents are (intentName).
@@ -262,9 +262,9 @@ func (d *DB) setIntentNames(ins []Intent) (bool, error) {
 		}
 	}
 	removeIn(dir, all)
-	// The names made and removed, durable before any rename; but a first change's (those
-	// with FirstIntent) renames its trees and makes its prefix with nothing synced, and
-	// one transaction commit then makes all of it durable at once, or none.
+	// The names made and removed, durable before any rename; but not a first change's
+	// (those with FirstIntent): nothing it does is synced before the transaction commit
+	// that ends its roll-forward, and any commit keeps the names before its renames.
 	first := slices.ContainsFunc(ins, func(in Intent) bool { return in.Name == FirstIntent })
 	if !fs.Ordered() && !first {
 		if err := dir.Sync(); err != nil {

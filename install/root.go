@@ -534,7 +534,7 @@ func (r *Root) undo(ins []db.Intent) error {
 		}
 	}
 	if slices.ContainsFunc(ins, func(in db.Intent) bool { return in.Op == firstOp }) {
-		// The entries of the root unroll removed, durable before the intent goes.
+		// The entries of the root unroll moved aside, durable before the intent goes.
 		if err := r.commitRoot(); err != nil {
 			return err
 		}

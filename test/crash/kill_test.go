@@ -222,7 +222,7 @@ func (k *killer) opOf(kind string) op {
 		return op{kind, []string{"install", "app@2"}, state{"app": "2", "lib": "1.0"}, app, nil, false}
 	case "downgrade":
 		return op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, app, nil, false}
-	case "first": // into a root the command makes: its prefix is made before its records
+	case "first": // into a root the command makes: on btrfs, one commit for all of it
 		v := []string{"1", "2"}[k.rng.IntN(2)]
 		return op{kind: kind, args: []string{"install", "app@" + v}, after: state{"app": v, "lib": "1.0"}, ask: app, fresh: true}
 	case "sync": // to the other lockfile's versions: from app 1 and lib asked for, lib a dependency
