@@ -16,37 +16,6 @@ import (
 	"pkg/notice"
 )
 
-// TestFirstChange: a first change into a root that Open made on btrfs writes its records
-// before its prefix, unsynced, and the roll-forward's one commit makes all of it durable
-// (TestCommitSyncs counts the syncs): cut right after its records, its roll-forward is
-// pending as for any change, and the next start finishes it. Its intents void with the
-// commit, and its root is whole.
-func TestFirstChange(t *testing.T) {
-	base := testfs.Mount(t, "btrfs")
-	dir := filepath.Join(base, "root")
-	r := openRoot(t, dir)
-	a := stageIn(t, r, base, prefixPkg("a", "1"), tree(appTree("opt/app", 20, "one", "usr/bin/a=1")...))
-	testHookRecorded = func() bool { return true }
-	_, err := r.Apply(context.Background(), []*Staged{a}, nil)
-	testHookRecorded = nil
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, done, err := r.db.Prefix(); err != nil || p == nil || done {
-		t.Errorf("pending after the records: %+v, %v, %v; want the roll-forward pending", p, done, err)
-	}
-	r.Close()
-	r = openRoot(t, dir)
-	defer r.Close()
-	if ins, err := r.db.Intents(); err != nil || len(ins) != 0 {
-		t.Errorf("intents %+v, %v; want none", ins, err)
-	}
-	if ns := r.Notes(); len(ns) != 0 {
-		t.Errorf("notes = %v, want none", ns)
-	}
-	checkPrefix(t, r)
-}
-
 // TestFirstChangeAside: a first change's intent (db.FirstIntent) found by a start, its
 // prefix on the disk without its records (a sync of another process's logged it ahead of
 // them on btrfs), has the root's entries it names moved aside into .pkg/saved, not
