@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,7 +64,7 @@ func TestFirstChangeAside(t *testing.T) {
 // writes no delayed allocation, so one that btrfs ran on its own in between would make
 // the sealed records durable without the files' data.
 func TestFirstWholeCommit(t *testing.T) {
-	if dir := os.Getenv("PKG_STRACED_WHOLE"); dir != "" {
+	if dir := os.Getenv("PKG_STRACED"); dir != "" { // straceInstall's child
 		r := openRoot(t, filepath.Join(dir, "root"))
 		tarPath := filepath.Join(dir, "tool.tar")
 		s := stageMembers(t, r, tarPath, pkgOf("tool", "1"), digestsOf(t, tarPath))
@@ -76,22 +75,7 @@ func TestFirstWholeCommit(t *testing.T) {
 		}
 		return
 	}
-	testfs.NeedTools(t, "strace")
-	dir := testfs.Mount(t, "btrfs")
-	if err := os.Rename(alignedTar(t, dir, version1()), filepath.Join(dir, "tool.tar")); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "strace")
-	cmd := exec.Command("strace", "-f", "-qq", "-y", "-o", out, "-e", "trace=syncfs,ioctl", os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "PKG_STRACED_WHOLE="+dir)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
+	lines := straceInstall(t, testfs.Mount(t, "btrfs"), "-y", "-e", "trace=syncfs,ioctl")
 	synced := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "syncfs(") })
 	written := slices.IndexFunc(lines, func(l string) bool {
 		return strings.Contains(l, "FS_IOC_FIEMAP") && strings.Contains(l, "/.pkg/db.new>")
