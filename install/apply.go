@@ -122,9 +122,9 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	trash := rins // until emptied after the commit
 	defer func() { r.dropTrash(trash) }()
 	all := append(ins, rins...)
-	first, tops := r.firstChange(recs, staged, remove, plan)
+	firstIn, first := r.firstChange(recs, staged, remove, plan)
 	if first {
-		all = append(all, db.Intent{Op: firstOp, Name: db.FirstIntent, Staging: strings.Join(tops, "/")})
+		all = append(all, firstIn)
 	}
 	if err := r.db.SetIntents(all); err != nil {
 		r.dropPending(staged, made) // nothing moved: the links prepared for it go
@@ -1044,11 +1044,11 @@ const firstOp = "first"
 // the root's entries its prefix adds (tops: the first components of its paths), which
 // a start moves aside should a sync of another process's have logged them ahead of the
 // records (unroll). It is refused where that intent's name would be too long to be kept
-// as a name.
-func (r *Root) firstChange(recs []db.Record, staged []*Staged, remove []string, plan *prefixPlan) (bool, []string) {
+// as a name. It returns that intent.
+func (r *Root) firstChange(recs []db.Record, staged []*Staged, remove []string, plan *prefixPlan) (db.Intent, bool) {
 	fs := durable.ForFS(r.fd[meta])
 	if r.o.NoSync || !fs.Tracks() || fs.Ordered() || len(r.made.dirs) == 0 || !r.db.Created() || len(recs) > 0 || len(remove) > 0 || len(staged) == 0 {
-		return false, nil
+		return db.Intent{}, false
 	}
 	seen := make(map[string]bool)
 	var tops []string
@@ -1061,5 +1061,5 @@ func (r *Root) firstChange(recs []db.Record, staged []*Staged, remove []string, 
 	}
 	slices.Sort(tops)
 	in := db.Intent{Op: firstOp, Name: db.FirstIntent, Staging: strings.Join(tops, "/")}
-	return db.IntentFits(in), tops
+	return in, db.IntentFits(in)
 }
