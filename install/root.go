@@ -829,7 +829,7 @@ func (r *Root) unroll(tops []string) error {
 		errs = append(errs, err)
 	}
 	for _, t := range tops {
-		if t == "" || t == "." || t == ".." || strings.Contains(t, "/") || t == ".pkg" || t == partRel(pkgs) {
+		if t == "" || t == "." || t == ".." || t == ".pkg" || t == partRel(pkgs) {
 			continue
 		}
 		if t != partRel(bin) {
