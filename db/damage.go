@@ -428,8 +428,10 @@ const _ = uint(512 - sealAt - sumSize) // the seal ends within the first sector
 
 // seal makes the first write transaction of a sealed database (create), b's last, durable
 // with one fdatasync rather than bbolt's two: it writes the transaction's sum (sumAll)
-// beside the meta page, in the first page (sealAt), and syncs the file. Open takes such a
-// file, whose link a crash took, only where the seal is the sum of its pages (sealHolds).
+// beside the meta page, in the first page (sealAt), and syncs the file; deferred, it
+// writes the file back and waits, the caller's commit of the filesystem making it durable
+// (PrefixChange.Sync). Open takes such a file, whose link a crash took, only where the
+// seal is the sum of its pages (sealHolds).
 // Why the meta page is then on the disk only with the renames logged before it (its page
 // unwritten until now, sealedDatabase; carry): design.md, Commit protocol, after 8. It
 // returns the sum, for advance; d.mu is held.

@@ -28,11 +28,11 @@ import (
 // and a new directory's own name), they are names too, of empty files each, made durable
 // before the renames by one fsync of their directory, where a transaction of their own took
 // bbolt's two fdatasyncs (but a first change's, whose one transaction commit keeps them
-// before its renames: FirstIntent). Each name holds a nonce, one per SetIntents; the transaction that
-// records the commit records the nonce in journalBucket (committedKey), which makes those
-// names void however late they are removed. Elsewhere, and where a name would be too long,
-// intents are a transaction of their own in intentsBucket, as they are read from a database
-// of an older pkg.
+// before its renames: FirstIntent). Each name holds a nonce, one per SetIntents; the
+// transaction that records the commit records the nonce in journalBucket (committedKey),
+// which makes those names void however late they are removed. Elsewhere, and where a name
+// would be too long, intents are a transaction of their own in intentsBucket, as they are
+// read from a database of an older pkg.
 var (
 	journalBucket = []byte("journal")
 	committedKey  = []byte("committed") // the nonce of the intents the last commit recorded, 8 bytes big-endian
