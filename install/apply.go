@@ -1033,18 +1033,12 @@ func (r *Root) forcesLog(staged []*Staged) bool {
 // root's entries its prefix adds: undoing it moves them aside (unroll).
 const firstOp = "first"
 
-// firstChange reports whether a change is the first into a root this command made (the
-// directory was not there, and Open created the database) on a filesystem that commits
-// in transactions (btrfs): it installs staged, removes nothing and finds nothing
-// recorded. Such a change makes its trees, its records and its prefix durable by one
-// transaction commit, the roll-forward's, where four waits were: its intents need no
-// fsync, as nothing is synced before that commit, which keeps the order of all it holds;
-// its records are written back, not synced, before the prefix is touched, so a commit
-// that keeps any of the prefix keeps them whole (db.PrefixChange.Sync). Its intent names
-// the root's entries its prefix adds (tops: the first components of its paths), which
-// a start moves aside should a sync of another process's have logged them ahead of the
-// records (unroll). It is refused where that intent's name would be too long to be kept
-// as a name. It returns that intent.
+// firstChange returns the intent of a first change and whether the change is one: the
+// first into a root this command made (its directory was not there, Open created the
+// database) on btrfs, installing staged, removing nothing, finding nothing recorded, and
+// whose intent can be kept as a name. The intent names the root's entries its prefix adds
+// (the first components of its paths), which a start moves aside (unroll). Why one
+// transaction commit makes such a change durable: design.md, A first change.
 func (r *Root) firstChange(recs []db.Record, staged []*Staged, remove []string, plan *prefixPlan) (db.Intent, bool) {
 	fs := durable.ForFS(r.fd[meta])
 	if r.o.NoSync || !fs.Tracks() || fs.Ordered() || len(r.made.dirs) == 0 || !r.db.Created() || len(recs) > 0 || len(remove) > 0 || len(staged) == 0 {
