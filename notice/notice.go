@@ -24,7 +24,7 @@ type RootRecovered struct {
 	Undone     []Undone   // the interrupted changes undone, one per operation
 	Kept       []KeptTree // old trees with the user's files in them that a commit replaced, kept
 	Unsure     []KeptTree // trees an interrupted install left that could not be told from the one in pkgs/, kept
-	Aside      []KeptTree // entries of the root an interrupted first install made (Name, relative to the root), moved aside into Dir
+	Aside      []KeptTree // entries of the root an interrupted first install may have made (Name, relative to the root), moved aside into Dir
 	Stuck      []string   // the paths of trees that may hold the user's files, not kept yet: they stay for the next start
 	Unfinished []string   // the packages whose unfinished install was deleted
 	Replaced   []string   // the packages whose replaced or removed tree was deleted
