@@ -75,7 +75,12 @@ func TestFirstWholeCommit(t *testing.T) {
 		}
 		return
 	}
-	lines := straceInstall(t, testfs.Mount(t, "btrfs"), "-y", "-e", "trace=syncfs,ioctl")
+	lines := straceInstall(t, testfs.Mount(t, "btrfs"), "-y", "-e", "trace=fsync,syncfs,ioctl")
+	if i := slices.IndexFunc(lines, func(l string) bool {
+		return strings.Contains(l, " fsync(") && strings.Contains(l, "/.pkg/db.intents>")
+	}); i >= 0 { // any other change's on btrfs, made durable before its renames
+		t.Fatalf("the intents fsynced at line %d: want a first change, whose intents no sync precedes:\n%s", i, strings.Join(lines, "\n"))
+	}
 	synced := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "syncfs(") })
 	written := slices.IndexFunc(lines, func(l string) bool {
 		return strings.Contains(l, "FS_IOC_FIEMAP") && strings.Contains(l, "/.pkg/db.new>")
