@@ -932,11 +932,12 @@ func TestInstallOpensDatabase(t *testing.T) {
 
 // TestCommitSyncs installs one package into a new root and counts the syncs of files under
 // the root and btrfs's transaction commits: on XFS the records' transaction's one
-// fdatasync, which seals the new database's first commit and carries the renames and the
-// prefix before it (db's seal), no fsync of pkgs/ nor of the intents; on btrfs one
-// transaction commit, of the trees, the prefix and the sealed records together (a first
-// change: firstChange, db.PrefixChange.Sync), where the intents' fsync, the trees' commit,
-// the records' fdatasync and the prefix's commit were four waits.
+// fdatasync, which seals the new database's first commit and carries the renames before
+// it (db's seal), none for the prefix that follows (its marker committed in order after
+// its links: rollForward), no fsync of pkgs/ nor of the intents; on btrfs one transaction
+// commit, of the trees, the prefix and the sealed records together (a first change:
+// firstChange, db.PrefixChange.Sync), where the intents' fsync, the trees' commit, the
+// records' fdatasync and the prefix's commit were four waits.
 func TestCommitSyncs(t *testing.T) {
 	tests := []struct {
 		fs      string
