@@ -3,8 +3,10 @@ package crash
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -447,14 +449,25 @@ func (k *killer) phase(before, after state) string {
 	if _, err := os.Lstat(filepath.Join(k.e.root, ".pkg", "lock")); err != nil {
 		return "start" // a root not made yet
 	}
-	d, err := db.Open(filepath.Join(k.e.root, ".pkg", "db"), db.Options{Timeout: 10 * time.Second})
-	if err != nil {
+	// Read where it is, not created nor adopted: what a first change left is the next
+	// command's to find.
+	d, err := db.Open(filepath.Join(k.e.root, ".pkg", "db"), db.Options{Timeout: 10 * time.Second, NoCreate: true})
+	var ins []db.Intent
+	var ps []db.Record
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // a first change's, before its records
+		if names, _ := os.ReadDir(filepath.Join(k.e.root, ".pkg", "db.intents")); len(names) > 0 {
+			return "intent"
+		}
+	case err != nil:
 		k.e.t.Fatal(err)
-	}
-	ins, err1 := d.Intents()
-	ps, err2 := d.List()
-	if err1 != nil || err2 != nil {
-		k.e.t.Fatal(err1, err2)
+	default:
+		var err1, err2 error
+		ins, err1 = d.Intents()
+		ps, err2 = d.List()
+		if err1 != nil || err2 != nil {
+			k.e.t.Fatal(err1, err2)
+		}
 	}
 	for _, in := range ins {
 		var st unix.Stat_t
