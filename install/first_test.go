@@ -18,8 +18,8 @@ import (
 // TestFirstChangeAside: a first change's intent (db.FirstIntent) found by a start, its
 // prefix on the disk without its records (a sync of another process's logged it ahead of
 // them on btrfs), has the root's entries it names moved aside into .pkg/saved, not
-// deleted, with what the user wrote in them since, and said; its trees are undone by
-// their own intents as any change's.
+// deleted, with what the user wrote in them since, and said (a part of the layout, bin/,
+// has its entries moved).
 func TestFirstChangeAside(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "root")
