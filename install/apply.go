@@ -1040,8 +1040,10 @@ const firstOp = "first"
 // (the first components of its paths), which a start moves aside (unroll). Why one
 // transaction commit makes such a change durable: design.md, A first change.
 func (r *Root) firstChange(recs []db.Record, staged []*Staged, remove []string, plan *prefixPlan) (db.Intent, bool) {
-	fs := durable.ForFS(r.fd[meta])
-	if r.o.NoSync || !fs.Tracks() || fs.Ordered() || len(r.made.dirs) == 0 || !r.db.Created() || len(recs) > 0 || len(remove) > 0 || len(staged) == 0 {
+	if r.o.NoSync || len(r.made.dirs) == 0 || !r.db.Created() || len(recs) > 0 || len(remove) > 0 || len(staged) == 0 {
+		return db.Intent{}, false
+	}
+	if fs := durable.ForFS(r.fd[meta]); !fs.Tracks() || fs.Ordered() { // a statfs: only for a new root
 		return db.Intent{}, false
 	}
 	seen := make(map[string]bool)
