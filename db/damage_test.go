@@ -242,18 +242,26 @@ func TestAddPagesLargePages(t *testing.T) {
 	if err := f.Truncate(4 * size); err != nil {
 		t.Fatal(err)
 	}
+	s := sum{pages: 4}
+	if err := returnsWithin(t, 5*time.Second, "addPages of 128 KiB pages", func() error {
+		return s.addPages(f, size, func(uint64) (bool, error) { return false, nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// returnsWithin returns what fn, run on a goroutine, returns, and fails t where it has
+// not returned within limit.
+func returnsWithin(t *testing.T, limit time.Duration, what string, fn func() error) error {
+	t.Helper()
 	done := make(chan error, 1)
-	go func() {
-		s := sum{pages: 4}
-		done <- s.addPages(f, size, func(uint64) (bool, error) { return false, nil })
-	}()
+	go func() { done <- fn() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("addPages of 128 KiB pages did not return")
+		return err
+	case <-time.After(limit):
+		t.Fatalf("%s: still blocked after %v", what, limit)
+		return nil
 	}
 }
 
@@ -271,17 +279,10 @@ func TestSumFIFO(t *testing.T) {
 	if err := unix.Mkfifo(path+".sum", 0o644); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		done <- d.Commit([]*Record{{Name: "b", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil)
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a commit waited 10 s on a FIFO in the sum file's place")
+	if err := returnsWithin(t, 10*time.Second, "a commit with a FIFO in the sum file's place", func() error {
+		return d.Commit([]*Record{{Name: "b", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil)
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if ps, err := d.List(); err != nil || len(ps) != 2 {
 		t.Errorf("List = %d records, %v; want 2", len(ps), err)
