@@ -809,8 +809,8 @@ func umask() fs.FileMode {
 // (firstChange), each renamed into .pkg/saved and said (RootRecovered.Aside): its prefix
 // is on the disk without its records only where a sync of another process's logged it
 // ahead of them, and the user may have written in it since. A part of the layout (bin/)
-// has its entries moved instead. Entries already gone are skipped: it is called again
-// until the intent goes.
+// has its entries moved instead, but the command links the change prepared. Entries
+// already gone are skipped: it is called again until the intent goes.
 func (r *Root) unroll(tops []string) error {
 	var errs []error
 	move := func(p place, name string) { // name: p's path in the root
@@ -842,6 +842,9 @@ func (r *Root) unroll(tops []string) error {
 			continue
 		}
 		for _, n := range names {
+			if t, err := r.readBin(n); pendingLink(n) && err == nil && ours(t) {
+				continue // a command link the change prepared: syncBins removes it
+			}
 			move(place{bin, n}, partRel(bin)+"/"+n)
 		}
 	}
