@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"pkg/internal/regfile"
 )
 
 // SignatureName is the file next to index.json that holds its detached signature.
@@ -143,9 +145,11 @@ func writeIndex(dir string, ix *Index, s *Signer) error {
 
 // unchanged reports whether an add that turned dir's index of the entries had and Meta
 // meta into ix, stamped for s, leaves it as it was: the same entries and, given a signer
-// s, signed already under the name stamp gave, by a signature not yet expired. Such an add
-// writes nothing, neither index nor signature of a new version, as reprepro exports only
-// a distribution that changed.
+// s, signed already under the name stamp gave, by a signature not yet expired that s
+// would make of the index as it is (its keys' signatures are deterministic: a signature
+// by another key, or of an index edited since, is made again). Such an add writes
+// nothing, neither index nor signature of a new version, as reprepro exports only a
+// distribution that changed.
 func unchanged(dir string, had []Package, meta Meta, ix *Index, s *Signer) bool {
 	if jsonText(had) != jsonText(ix.Packages) {
 		return false
@@ -153,9 +157,19 @@ func unchanged(dir string, had []Package, meta Meta, ix *Index, s *Signer) bool 
 	if s == nil {
 		return true
 	}
-	_, err := os.Stat(filepath.Join(dir, SignatureName))
-	return err == nil && ix.Name == meta.Name && time.Now().Before(meta.Expires)
+	if ix.Name != meta.Name || !time.Now().Before(meta.Expires) {
+		return false
+	}
+	index, err := regfile.ReadFile(filepath.Join(dir, indexName), MaxIndexSize)
+	if err != nil {
+		return false
+	}
+	sig, err := regfile.ReadFile(filepath.Join(dir, SignatureName), maxSignatureSize)
+	return err == nil && bytes.Equal(sig, s.Sign(index))
 }
+
+// maxSignatureSize bounds the signature unchanged reads (trust.MaxSignatureSize's).
+const maxSignatureSize = 16 << 10
 
 func writeBytes(data []byte) func(io.Writer) error {
 	return func(w io.Writer) error {

@@ -277,6 +277,37 @@ func TestAddSameAgainSigned(t *testing.T) {
 	}
 }
 
+// TestAddSameAgainOtherSignature: an entry added again with a signer whose signature of
+// the index is not the one the repository holds (another key, as when a publisher moves
+// to a new one and signs with both for a while, or an index edited by hand since it was
+// signed) signs it again, a new version: keeping the old signature would leave clients
+// that trust only the new key refusing it.
+func TestAddSameAgainOtherSignature(t *testing.T) {
+	other := func(expires time.Time) *Signer {
+		return &Signer{Expires: expires, Sign: func(index []byte) []byte { return append([]byte("sig of "), append(index, "by the new key"...)...) }}
+	}
+	for _, tt := range addOnes {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "main")
+			src, p := writeArchive(t, "a-1.tar", "a"), Package{Name: "a", Version: "1"}
+			if _, _, err := tt.add(dir, src, p, testSigner("", time.Now().Add(time.Hour))); err != nil {
+				t.Fatal(err)
+			}
+			written, m, err := tt.add(dir, src, p, other(time.Now().Add(time.Hour)))
+			if err != nil || !written || m.Version != 2 {
+				t.Fatalf("the same entry again, another key: written %v, %+v, %v; want written, version 2", written, m, err)
+			}
+			index, err := os.ReadFile(filepath.Join(dir, "index.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sig, err := os.ReadFile(filepath.Join(dir, SignatureName)); err != nil || !bytes.Equal(sig, other(time.Time{}).Sign(index)) {
+				t.Errorf("%s = %q, %v; want the new key's signature of index.json", SignatureName, sig, err)
+			}
+		})
+	}
+}
+
 // TestAddSameAgainExpired: an entry added again with a signer to a repository whose
 // signature has expired signs it again, a new version: an unchanged index would keep
 // refusing every client.
