@@ -344,8 +344,10 @@ func (k *killer) step(o op, mode killMode) {
 			k.violate(o, how+", phase "+phase, err.Error())
 		}
 	}
-	if _, err := os.Lstat(filepath.Join(k.e.root, ".pkg", "lock")); o.fresh && err != nil {
-		k.e.initRoot() // killed before it made the root: made as the next command makes it
+	if o.fresh && !k.hasDatabase() {
+		// Killed before it made the root's database: verify says there is no root, as
+		// nothing was ever installed there; made as the next install makes it.
+		k.e.initRoot()
 	}
 	if _, stderr, code := k.e.run("--lock-timeout", "20s", "verify"); code != 0 || strings.Contains(stderr, "waiting") {
 		k.violate(o, how, fmt.Sprintf("next command: exit %d: %s", code, stderr))
@@ -422,6 +424,17 @@ func (k *killer) checkKept(notes string) error {
 		}
 	}
 	return fmt.Errorf("the user's %s is lost: not in the app's directory, nor under .pkg/saved", filepath.Base(notes))
+}
+
+// hasDatabase reports whether the root holds a database, or the one a first change made
+// (.pkg/db.new), which its next command takes or removes.
+func (k *killer) hasDatabase() bool {
+	for _, name := range []string{"db", "db.new"} {
+		if _, err := os.Lstat(filepath.Join(k.e.root, ".pkg", name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (k *killer) violate(o op, how, what string) {
