@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"pkg/pkgtest/testregistry"
 )
@@ -223,6 +225,41 @@ func TestRepoAddAgainSigned(t *testing.T) {
 	}
 	if nowIndex, nowSig := r.files(); !bytes.Equal(nowIndex, index) || !bytes.Equal(nowSig, sig) {
 		t.Error("repo add of an entry the repository has rewrote its index or signature")
+	}
+}
+
+// TestRepoAddAgainLongerExpiry adds an archive a signed repository has already with an
+// --expires past its signature's: the add still writes nothing, and a note says the
+// signature keeps its expiry and gives the repo sign line that extends it, which does; an
+// --expires that asks for less, or none, says nothing of it.
+func TestRepoAddAgainLongerExpiry(t *testing.T) {
+	r := newSignedRepo(t)
+	archive := filepath.Join(t.TempDir(), "extra-1.0.tar")
+	if err := os.WriteFile(archive, packageTar(t, "extra", "1.0", 'e'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	add := []string{"repo", "add", r.dir, archive, "--name", "extra", "--version", "1.0", "--key", r.key}
+	r.publisher().ok(add...)
+	index, sig := r.files()
+	for _, flags := range [][]string{nil, {"--expires", "1h"}} {
+		if _, stderr := r.publisher().ok(append(add, flags...)...); strings.Contains(stderr, "signs nothing") {
+			t.Errorf("repo add again %v: %q, want no note of the expiry", flags, stderr)
+		}
+	}
+	_, stderr := r.publisher().ok(append(add, "--expires", "8760h")...)
+	line := "pkg repo sign " + r.dir + " --key " + r.key + " --expires 8760h"
+	if !strings.Contains(stderr, "pkg: note: its signature still expires ") ||
+		!strings.Contains(stderr, "earlier than --expires 8760h asks: an add that changes no entry signs nothing; '"+line+"' signs it again") {
+		t.Errorf("repo add again with a longer --expires: stderr %q; want the note naming %q", stderr, line)
+	}
+	if nowIndex, nowSig := r.files(); !bytes.Equal(nowIndex, index) || !bytes.Equal(nowSig, sig) {
+		t.Error("repo add of an entry the repository has rewrote its index or signature")
+	}
+	r.publisher().ok(strings.Fields(line)[1:]...)
+	var m struct{ Expires time.Time }
+	data, _ := r.files()
+	if err := json.Unmarshal(data, &m); err != nil || m.Expires.Before(time.Now().Add(8000*time.Hour)) {
+		t.Errorf("after %q: the index expires %v (%v), want a year from now", line, m.Expires, err)
 	}
 }
 

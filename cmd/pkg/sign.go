@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"pkg/internal/shell"
 	"pkg/repo"
 	"pkg/report"
 	"pkg/session"
@@ -96,9 +98,37 @@ func sayIndex(c *cli.Context, dir string, written bool, m repo.Meta, signer *rep
 	switch {
 	case !written:
 		say(c, "%s", report.UnchangedText(dir, m, signer != nil))
+		if signer != nil && c.IsSet("expires") && m.Expires.Before(signer.Expires) {
+			note(c, "%s", keptExpiry(c, dir, m.Expires))
+		}
 	case signer != nil:
 		saySigned(c, dir, m, keys)
 	}
+}
+
+// durationText is d as time.Duration.String writes it, without its zero minutes and
+// seconds after a larger unit: 720h, not 720h0m0s.
+func durationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// keptExpiry says that an add which changed no entry kept the index's signature, which
+// expires at was, before the --expires given asks, and how to sign it again until then.
+func keptExpiry(c *cli.Context, dir string, was time.Time) string {
+	line := "pkg repo sign " + shell.Quote(dir)
+	for _, k := range c.StringSlice("key") {
+		line += " --key " + shell.Quote(k)
+	}
+	d := durationText(c.Duration("expires"))
+	line += " --expires " + d
+	return fmt.Sprintf("its signature still expires %s, earlier than --expires %s asks: an add that changes no entry signs nothing; '%s' signs it again", was.Format(time.RFC3339), d, line)
 }
 
 // saySigned reports a signed index and the public keys that verify it.
