@@ -85,7 +85,27 @@ func killOn(t *testing.T, fs string, n int) {
 	if k.violations > 0 {
 		t.Errorf("%d violations", k.violations)
 	}
+	k.covered(t, n)
 }
+
+// covered fails t where n iterations killed no command, or, from minFirsts iterations on,
+// no first change: a harness that cut nothing showed nothing.
+func (k *killer) covered(t *testing.T, n int) {
+	t.Helper()
+	if n >= minKilled && k.killed == 0 {
+		t.Errorf("%d iterations killed no command", n)
+	}
+	if n >= minFirsts && k.firsts == 0 {
+		t.Errorf("%d iterations killed no first change", n)
+	}
+}
+
+// minKilled and minFirsts are the iterations from which a run that killed no command, and
+// no first change (one op in six to eight is one), fails: fewer may by chance.
+const (
+	minKilled = 10
+	minFirsts = 100
+)
 
 // killIterations is the -iterations flag, or ciDefault under CI=true; without either the
 // test skips.

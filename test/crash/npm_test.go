@@ -180,4 +180,5 @@ func killNPMOn(t *testing.T, fs string, n int) {
 	if k.violations > 0 {
 		t.Errorf("%d violations", k.violations)
 	}
+	k.covered(t, n)
 }
