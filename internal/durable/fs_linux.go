@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -45,7 +48,8 @@ const (
 	// btrfs: metadata is committed with the transaction, which a commit writes without
 	// flushing other files' delayed allocations (unless mounted flushoncommit, which only
 	// adds to what it writes). A file's data is in the tree once its ordered extents have
-	// completed, which FIEMAP_FLAG_SYNC waits for; page writeback alone ends before that.
+	// completed, which FIEMAP_FLAG_SYNC waits for (waitsOrdered); page writeback alone ends
+	// before that.
 	btrfs
 )
 
@@ -63,6 +67,9 @@ func ForFS(fd int) Files {
 	case statfs.XFS:
 		return Files{journal}
 	case statfs.Btrfs:
+		if !waitsOrdered() {
+			return Files{} // its Wait would not wait for the file extent items: syncfs
+		}
 		return Files{btrfs}
 	case statfs.Ext4:
 		if hasJournal(fd) {
@@ -70,6 +77,35 @@ func ForFS(fd int) Files {
 		}
 	}
 	return Files{}
+}
+
+// waitsOrdered reports whether the running kernel's btrfs waits, for FIEMAP_FLAG_SYNC, until
+// the file's ordered extents have completed, which Wait needs: Linux 6.1 and later
+// ("btrfs: properly flush delalloc when entering fiemap"). Before, it waited for the
+// pages' write-back alone, which ends before the file extent items are inserted, so that
+// a transaction commit could miss them. A release it cannot read counts as older.
+var waitsOrdered = sync.OnceValue(func() bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	return releaseAtLeast(unix.ByteSliceToString(u.Release[:]), 6, 1)
+})
+
+// releaseAtLeast reports whether the kernel release r (uname -r: "6.1.0-18-amd64",
+// "5.15.0-91-generic") is major.minor or later.
+func releaseAtLeast(r string, major, minor int) bool {
+	ma, rest, ok := strings.Cut(r, ".")
+	if !ok {
+		return false
+	}
+	mi := rest[:len(rest)-len(strings.TrimLeft(rest, "0123456789"))]
+	x, err1 := strconv.Atoi(ma)
+	y, err2 := strconv.Atoi(mi)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return x > major || x == major && y >= minor
 }
 
 // hasJournal reports whether the ext2/3/4 filesystem holding fd has an internal jbd2

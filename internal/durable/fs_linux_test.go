@@ -53,6 +53,49 @@ func TestCommit(t *testing.T) {
 	}
 }
 
+// TestCommitOldKernel checks that btrfs under a kernel whose FIEMAP_FLAG_SYNC does not wait
+// for ordered extents is not tracked file by file: Commit flushes it whole (syncfs).
+func TestCommitOldKernel(t *testing.T) {
+	mnt := testfs.Mount(t, "btrfs")
+	was := waitsOrdered
+	waitsOrdered = func() bool { return false }
+	t.Cleanup(func() { waitsOrdered = was })
+	f, err := os.Open(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if files := ForFS(int(f.Fd())); files.Tracks() || files.Ordered() {
+		t.Errorf("ForFS under an old kernel = %v, want syncAll", files.kind)
+	}
+	if err := Commit(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReleaseAtLeast reads kernel releases as uname gives them.
+func TestReleaseAtLeast(t *testing.T) {
+	for _, tc := range []struct {
+		release string
+		want    bool
+	}{
+		{"6.1.0-18-amd64", true},
+		{"6.18.44-fc-v1147", true},
+		{"7.0", true},
+		{"6.0.12-arch1-1", false},
+		{"5.15.0-91-generic", false},
+		{"5.19", false},
+		{"6", false},
+		{"", false},
+		{"x.y", false},
+		{"6.1rc3", true},
+	} {
+		if got := releaseAtLeast(tc.release, 6, 1); got != tc.want {
+			t.Errorf("releaseAtLeast(%q, 6, 1) = %v, want %v", tc.release, got, tc.want)
+		}
+	}
+}
+
 // TestCommitLostKick checks that a btrfs commit whose START_SYNC waits on (its wake of the
 // transaction thread lost) commits by itself: the fake START_SYNC returns only once the
 // superblock on the image says a later transaction is on the disk.
