@@ -84,13 +84,7 @@ func (r *Root) commitPrefix() error {
 	if err := unix.Fchmod(r.fd[staging], st.Mode&0o7777); err != nil {
 		return &os.PathError{Op: "chmod", Path: r.path(".pkg", "staging"), Err: err}
 	}
-	fd, err := r.open(place{in: staging}, unix.O_RDONLY|unix.O_DIRECTORY)
-	if err != nil {
-		return err
-	}
-	f := os.NewFile(uintptr(fd), r.path(".pkg", "staging"))
-	defer f.Close()
-	return durable.Commit(f)
+	return r.commitBy(staging)
 }
 
 // testHookCommitPrefix, where a test sets it, runs before commitPrefix commits; an error

@@ -857,11 +857,17 @@ func (r *Root) commitRoot() error {
 	if r.o.NoSync {
 		return nil
 	}
-	fd, err := r.open(place{in: top}, unix.O_RDONLY|unix.O_DIRECTORY)
+	return r.commitBy(top)
+}
+
+// commitBy makes every change made on the root's filesystem before it durable by
+// durable.Commit of the directory d, whose own changes an fsync of it forces first.
+func (r *Root) commitBy(d part) error {
+	fd, err := r.open(place{in: d}, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return err
 	}
-	f := os.NewFile(uintptr(fd), r.dir)
+	f := os.NewFile(uintptr(fd), r.pathOf(place{in: d}))
 	defer f.Close()
 	return durable.Commit(f)
 }
