@@ -205,10 +205,9 @@ func TestRepoLeftArchive(t *testing.T) {
 	}
 }
 
-// TestRepoAddAgainSigned adds to a signed repository an archive it has already: repo add
-// says so and that the repository is unchanged, signed as it was, and names no new
-// version; index.json and its signature are as they were.
-func TestRepoAddAgainSigned(t *testing.T) {
+// signedWithExtra returns a signed repository to which the archive of extra 1.0 was added
+// with its key, and the command line that added it.
+func signedWithExtra(t *testing.T) (*signedRepo, []string) {
 	r := newSignedRepo(t)
 	archive := filepath.Join(t.TempDir(), "extra-1.0.tar")
 	if err := os.WriteFile(archive, packageTar(t, "extra", "1.0", 'e'), 0o644); err != nil {
@@ -216,6 +215,14 @@ func TestRepoAddAgainSigned(t *testing.T) {
 	}
 	add := []string{"repo", "add", r.dir, archive, "--name", "extra", "--version", "1.0", "--key", r.key}
 	r.publisher().ok(add...)
+	return r, add
+}
+
+// TestRepoAddAgainSigned adds to a signed repository an archive it has already: repo add
+// says so and that the repository is unchanged, signed as it was, and names no new
+// version; index.json and its signature are as they were.
+func TestRepoAddAgainSigned(t *testing.T) {
+	r, add := signedWithExtra(t)
 	index, sig := r.files()
 	out, _ := r.publisher().ok(add...)
 	if !strings.Contains(out, "extra 1.0 is in "+r.dir+" already, the same archive and entry: ") ||
@@ -233,13 +240,7 @@ func TestRepoAddAgainSigned(t *testing.T) {
 // signature keeps its expiry and gives the repo sign line that extends it, which does; an
 // --expires that asks for less, or none, says nothing of it.
 func TestRepoAddAgainLongerExpiry(t *testing.T) {
-	r := newSignedRepo(t)
-	archive := filepath.Join(t.TempDir(), "extra-1.0.tar")
-	if err := os.WriteFile(archive, packageTar(t, "extra", "1.0", 'e'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	add := []string{"repo", "add", r.dir, archive, "--name", "extra", "--version", "1.0", "--key", r.key}
-	r.publisher().ok(add...)
+	r, add := signedWithExtra(t)
 	index, sig := r.files()
 	for _, flags := range [][]string{nil, {"--expires", "1h"}} {
 		if _, stderr := r.publisher().ok(append(add, flags...)...); strings.Contains(stderr, "signs nothing") {
