@@ -953,6 +953,7 @@ func TestCommitSyncs(t *testing.T) {
 				return
 			}
 			dir := testfs.Mount(t, tt.fs)
+			skipUntracked(t, dir)
 			root := filepath.Join(dir, "root")
 			lines := straceInstall(t, dir, "-y", "-e", "trace=fsync,fdatasync,syncfs,ioctl,linkat")
 			calls := testfs.SyncCalls(lines, root)

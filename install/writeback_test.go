@@ -68,6 +68,7 @@ func TestFlusher(t *testing.T) {
 // none is only in the page cache, as no extent or a delayed one (FIEMAP without its sync flag).
 func TestWritebackBtrfs(t *testing.T) {
 	base := testfs.Mount(t, "btrfs")
+	skipUntracked(t, base)
 	r := openRoot(t, filepath.Join(base, "root"))
 	defer r.Close()
 	es := []entry{{name: "d/", typ: tar.TypeDir, mode: 0o755}}

@@ -19,6 +19,9 @@ func TestCommit(t *testing.T) {
 		want kind
 	}{{"xfs", journal}, {"btrfs", btrfs}} {
 		t.Run(tc.fs, func(t *testing.T) {
+			if tc.want == btrfs && !waitsOrdered() {
+				t.Skip("btrfs is synced whole under this kernel: TestCommitOldKernel")
+			}
 			dir := filepath.Join(testfs.Mount(t, tc.fs), "tree")
 			if err := os.Mkdir(dir, 0o700); err != nil {
 				t.Fatal(err)
