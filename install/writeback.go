@@ -19,7 +19,8 @@ import (
 // the workers never wait for it, and the commit waits for the install's own data only,
 // not for what other processes left to write (durable.Commit). A tree of more files on
 // btrfs has each file's write-back started the same way, not waited for: the commit's
-// syncfs waits for it all (stager.stage).
+// syncfs waits for it all (stager.stage). None of this runs where durable.ForFS tracks
+// nothing, btrfs under a kernel before 6.1 included.
 
 const (
 	// maxTracked is the most files with data a staged tree may have for its files to be
