@@ -236,13 +236,14 @@ func TestRepoAddAgainSigned(t *testing.T) {
 }
 
 // TestRepoAddAgainLongerExpiry adds an archive a signed repository has already with an
-// --expires past its signature's: the add still writes nothing, and a note says the
-// signature keeps its expiry and gives the repo sign line that extends it, which does; an
-// --expires that asks for less, or none, says nothing of it.
+// --expires more than twice what its signature has left: the add still writes nothing, and
+// a note says the signature keeps its expiry and gives the repo sign line that extends it,
+// which does; an --expires that the signature still has half of (the add that signed it,
+// run again), asks for less, or none, says nothing of it.
 func TestRepoAddAgainLongerExpiry(t *testing.T) {
 	r, add := signedWithExtra(t)
 	index, sig := r.files()
-	for _, flags := range [][]string{nil, {"--expires", "1h"}} {
+	for _, flags := range [][]string{nil, {"--expires", "1h"}, {"--expires", "720h"}} {
 		if _, stderr := r.publisher().ok(append(add, flags...)...); strings.Contains(stderr, "signs nothing") {
 			t.Errorf("repo add again %v: %q, want no note of the expiry", flags, stderr)
 		}
@@ -250,7 +251,7 @@ func TestRepoAddAgainLongerExpiry(t *testing.T) {
 	_, stderr := r.publisher().ok(append(add, "--expires", "8760h")...)
 	line := "pkg repo sign " + r.dir + " --key " + r.key + " --expires 8760h"
 	if !strings.Contains(stderr, "pkg: note: its signature still expires ") ||
-		!strings.Contains(stderr, "earlier than --expires 8760h asks: an add that changes no entry signs nothing; '"+line+"' signs it again") {
+		!strings.Contains(stderr, "in less than half the --expires 8760h: an add that changes no entry signs nothing; '"+line+"' signs it again") {
 		t.Errorf("repo add again with a longer --expires: stderr %q; want the note naming %q", stderr, line)
 	}
 	if nowIndex, nowSig := r.files(); !bytes.Equal(nowIndex, index) || !bytes.Equal(nowSig, sig) {

@@ -98,7 +98,7 @@ func sayIndex(c *cli.Context, dir string, written bool, m repo.Meta, signer *rep
 	switch {
 	case !written:
 		say(c, "%s", report.UnchangedText(dir, m, signer != nil))
-		if signer != nil && c.IsSet("expires") && m.Expires.Before(signer.Expires) {
+		if signer != nil && c.IsSet("expires") && m.Expires.Before(time.Now().Add(c.Duration("expires")/2)) {
 			note(c, "%s", keptExpiry(c, dir, m.Expires))
 		}
 	case signer != nil:
@@ -120,7 +120,8 @@ func durationText(d time.Duration) string {
 }
 
 // keptExpiry says that an add which changed no entry kept the index's signature, which
-// expires at was, before the --expires given asks, and how to sign it again until then.
+// expires at was, in less than half the --expires given (the same add run again later
+// says nothing), and how to sign it again for all of it.
 func keptExpiry(c *cli.Context, dir string, was time.Time) string {
 	line := "pkg repo sign " + shell.Quote(dir)
 	for _, k := range c.StringSlice("key") {
@@ -128,7 +129,7 @@ func keptExpiry(c *cli.Context, dir string, was time.Time) string {
 	}
 	d := durationText(c.Duration("expires"))
 	line += " --expires " + d
-	return fmt.Sprintf("its signature still expires %s, earlier than --expires %s asks: an add that changes no entry signs nothing; '%s' signs it again", was.Format(time.RFC3339), d, line)
+	return fmt.Sprintf("its signature still expires %s, in less than half the --expires %s: an add that changes no entry signs nothing; '%s' signs it again", was.Format(time.RFC3339), d, line)
 }
 
 // saySigned reports a signed index and the public keys that verify it.
