@@ -861,7 +861,7 @@ func (r *Root) commitRoot() error {
 }
 
 // commitBy makes every change made on the root's filesystem before it durable by
-// durable.Commit of the directory d, whose own changes an fsync of it forces first.
+// durable.Commit of the root's directory d.
 func (r *Root) commitBy(d part) error {
 	fd, err := r.open(place{in: d}, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {

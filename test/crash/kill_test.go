@@ -101,7 +101,8 @@ func (k *killer) covered(t *testing.T, n int) {
 }
 
 // minKilled and minFirsts are the iterations from which a run that killed no command, and
-// no first change (one op in six to eight is one), fails: fewer may by chance.
+// no first change (one op in six of TestKillNPM's, about one in eight to twelve of
+// TestKill's), fails: fewer may by chance. CI's default runs are below minFirsts.
 const (
 	minKilled = 10
 	minFirsts = 100
