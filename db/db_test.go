@@ -1444,16 +1444,11 @@ func TestSealedFirstPage(t *testing.T) {
 }
 
 // skipUntracked skips t where the filesystem at dir is not tracked file by file
-// (durable.ForFS), as btrfs is not under a kernel before Linux 6.1: its intents are no
+// (durable.TracksPath), as btrfs is not under a kernel before Linux 6.1: its intents are no
 // names and its first commit is not sealed.
 func skipUntracked(t *testing.T, dir string) {
 	t.Helper()
-	f, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if !durable.ForFS(int(f.Fd())).Tracks() {
+	if !durable.TracksPath(dir) {
 		t.Skipf("%s is synced whole under this kernel (durable.ForFS), not file by file", dir)
 	}
 }

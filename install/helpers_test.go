@@ -116,16 +116,11 @@ func installIn(t testing.TB, r *Root, base string, p repo.Package, es []entry) [
 }
 
 // skipUntracked skips t where the filesystem at dir is not tracked file by file
-// (durable.ForFS), as btrfs is not under a kernel before Linux 6.1: what t checks of a
+// (durable.TracksPath), as btrfs is not under a kernel before Linux 6.1: what t checks of a
 // tracked commit does not happen there.
 func skipUntracked(t *testing.T, dir string) {
 	t.Helper()
-	f, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if !durable.ForFS(int(f.Fd())).Tracks() {
+	if !durable.TracksPath(dir) {
 		t.Skipf("%s is synced whole under this kernel (durable.ForFS), not file by file", dir)
 	}
 }

@@ -123,6 +123,17 @@ func hasJournal(fd int) bool {
 	return err == nil
 }
 
+// TracksPath reports whether the filesystem holding path is tracked file by file
+// (Files.Tracks); false where path cannot be opened.
+func TracksPath(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return ForFS(int(f.Fd())).Tracks()
+}
+
 // Tracks reports whether Start and Wait do anything: where they do not, Commit flushes
 // the whole filesystem.
 func (f Files) Tracks() bool { return f.kind != syncAll }

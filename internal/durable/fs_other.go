@@ -18,6 +18,9 @@ type Files struct{}
 // ForFS returns the Files of the filesystem holding fd.
 func ForFS(fd int) Files { return Files{} }
 
+// TracksPath reports false: nothing is tracked here.
+func TracksPath(path string) bool { return false }
+
 // Tracks reports false: Commit cannot make a tree durable here.
 func (Files) Tracks() bool { return false }
 
