@@ -656,11 +656,16 @@ func (r *Root) removeIntents(remove []string) ([]db.Intent, error) {
 }
 
 // trashName returns a place in the trash that nothing has: the tree is renamed to it,
-// which takes no new inode or block, so a remove works on a full filesystem. The root's
-// lock keeps others from taking it meanwhile.
+// which takes no new inode or block, so a remove works on a full filesystem.
 func (r *Root) trashName(key string) (place, error) {
+	return r.freeName(trash, repo.FileName(key))
+}
+
+// freeName returns a place in the part in, named base and a random number, that nothing
+// has. The root's lock keeps others from taking it meanwhile.
+func (r *Root) freeName(in part, base string) (place, error) {
 	for {
-		p := place{trash, repo.FileName(key) + "." + strconv.FormatUint(uint64(rand.Uint32()), 10)}
+		p := place{in, base + "." + strconv.FormatUint(uint64(rand.Uint32()), 10)}
 		var st unix.Stat_t
 		if err := r.stat(p, &st); errors.Is(err, unix.ENOENT) {
 			return p, nil

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -819,7 +818,10 @@ func (r *Root) unroll(tops []string) error {
 			return
 		}
 		err := r.makeSaved()
-		to := place{saved, "first-" + strings.ReplaceAll(name, "/", "-") + "." + strconv.FormatUint(uint64(rand.Uint32()), 10)}
+		var to place
+		if err == nil {
+			to, err = r.freeName(saved, "first-"+strings.ReplaceAll(name, "/", "-"))
+		}
 		if err == nil {
 			err = r.rename(p, to)
 		}
