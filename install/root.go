@@ -844,13 +844,19 @@ func (r *Root) unroll(tops []string) error {
 			continue
 		}
 		for _, n := range names {
-			if t, err := r.readBin(n); pendingLink(n) && err == nil && ours(t) {
+			if pendingLink(n) && r.prepared(n) {
 				continue // a command link the change prepared: syncBins removes it
 			}
 			move(place{bin, n}, partRel(bin)+"/"+n)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// prepared reports whether the bin/ entry name is a command link of pkg's (ours).
+func (r *Root) prepared(name string) bool {
+	target, err := r.readBin(name)
+	return err == nil && ours(target)
 }
 
 // commitRoot makes every change made on the root's filesystem before it durable
