@@ -114,3 +114,30 @@ func TestFirstCommitFailed(t *testing.T) {
 	defer r.Close()
 	checkPrefix(t, r)
 }
+
+// TestFirstAsideCommitted: a start that moves a first change's entries aside (unroll)
+// commits the filesystem (durable.Commit) before it removes the intent (db.FirstIntent):
+// a crash that keeps the intent's removal keeps the moves too.
+func TestFirstAsideCommitted(t *testing.T) {
+	if dir := os.Getenv("PKG_STRACED"); dir != "" { // straceInstall's child: a start
+		must(t, openRoot(t, filepath.Join(dir, "root")).Close())
+		return
+	}
+	base := testfs.Mount(t, "btrfs")
+	skipUntracked(t, base)
+	r := openRoot(t, filepath.Join(base, "root"))
+	must(t, os.MkdirAll(r.path("usr/share"), 0o755))
+	must(t, r.db.SetIntents([]db.Intent{{Op: firstOp, Name: db.FirstIntent, Staging: "usr"}}))
+	must(t, r.Close())
+	lines := straceInstall(t, base, "-y", "-e", "trace=ioctl,renameat,unlinkat")
+	at := func(f func(string) bool) int { return slices.IndexFunc(lines, f) }
+	moved := at(func(l string) bool { return strings.Contains(l, "renameat(") && strings.Contains(l, `"usr"`) })
+	committed := at(func(l string) bool { return strings.Contains(l, "BTRFS_IOC_START_SYNC") })
+	removed := at(func(l string) bool {
+		return strings.Contains(l, "unlinkat(") && strings.Contains(l, "/.pkg/db.intents>")
+	})
+	if moved < 0 || committed < moved || removed < committed {
+		t.Errorf("usr moved at line %d, committed at %d, the intent removed at %d: want them in that order:\n%s",
+			moved, committed, removed, strings.Join(lines, "\n"))
+	}
+}
