@@ -1051,16 +1051,12 @@ func (r *Root) firstChange(recs []db.Record, staged []*Staged, remove []string, 
 	if fs := durable.ForFS(r.fd[meta]); !fs.Tracks() || fs.Ordered() { // a statfs: only for a new root
 		return db.Intent{}, false
 	}
-	seen := make(map[string]bool)
 	var tops []string
 	for p := range plan.paths {
 		t, _, _ := strings.Cut(p, "/")
-		if !seen[t] {
-			seen[t] = true
-			tops = append(tops, t)
-		}
+		tops = append(tops, t)
 	}
 	slices.Sort(tops)
-	in := db.Intent{Op: firstOp, Name: db.FirstIntent, Staging: strings.Join(tops, "/")}
+	in := db.Intent{Op: firstOp, Name: db.FirstIntent, Staging: strings.Join(slices.Compact(tops), "/")}
 	return in, db.IntentFits(in)
 }
