@@ -1165,12 +1165,12 @@ func (d *DB) writeWith(what string, summed, carry bool, sync func() error, fn fu
 		return err
 	}
 	seal := d.fresh && d.sealed
-	if sync != nil && !seal {
+	deferred := sync != nil && seal // the caller commits after: seal waits, not syncs
+	if sync != nil && !deferred {
 		if err := sync(); err != nil {
 			b.Close()
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		sync = nil
 	}
 	if carry {
 		if err := d.carry(d.file, seal); err != nil {
@@ -1192,7 +1192,7 @@ func (d *DB) writeWith(what string, summed, carry bool, sync func() error, fn fu
 	b.NoSync, b.NoGrowSync = false, false
 	var sealedSum *sum
 	if err == nil && seal {
-		sealedSum, err = d.seal(b, d.file, sync != nil)
+		sealedSum, err = d.seal(b, d.file, deferred)
 	}
 	if err != nil {
 		b.Close()
