@@ -661,9 +661,10 @@ func (r *Root) trashName(key string) (place, error) {
 	return r.freeName(trash, repo.FileName(key))
 }
 
-// freeName returns a place in the part in, named base and a random number, that nothing
-// has. The root's lock keeps others from taking it meanwhile.
+// freeName returns a place in the part in, named base (its first maxFreeBase bytes) and a
+// random number, that nothing has. The root's lock keeps others from taking it meanwhile.
 func (r *Root) freeName(in part, base string) (place, error) {
+	base = base[:min(len(base), maxFreeBase)]
 	for {
 		p := place{in, base + "." + strconv.FormatUint(uint64(rand.Uint32()), 10)}
 		var st unix.Stat_t
@@ -676,6 +677,10 @@ func (r *Root) freeName(in part, base string) (place, error) {
 		}
 	}
 }
+
+// maxFreeBase is the most of a base freeName keeps: with the dot and up to ten digits, a
+// name of NAME_MAX (255) bytes.
+const maxFreeBase = 255 - 11
 
 // dropTrash deletes the trees removal intents moved to the trash, unless an intent is
 // still pending: then the next start decides.

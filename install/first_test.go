@@ -24,7 +24,8 @@ func TestFirstChangeAside(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "root")
 	r := openRoot(t, dir)
-	for _, f := range []string{"usr/share/a/x", "usr/local/notes", "bin/a"} {
+	long := "bin/" + strings.Repeat("l", 250) // its saved name cut to fit NAME_MAX
+	for _, f := range []string{"usr/share/a/x", "usr/local/notes", "bin/a", long} {
 		must(t, os.MkdirAll(filepath.Dir(r.path(f)), 0o755))
 		must(t, os.WriteFile(r.path(f), []byte(f), 0o644))
 	}
@@ -36,7 +37,7 @@ func TestFirstChangeAside(t *testing.T) {
 	if ins, err := r.db.Intents(); err != nil || len(ins) != 0 {
 		t.Errorf("intents %+v, %v; want none", ins, err)
 	}
-	for _, p := range []string{"usr", "bin/a", "bin/.a.new"} { // the prepared link removed by syncBins
+	for _, p := range []string{"usr", "bin/a", long, "bin/.a.new"} { // the prepared link removed by syncBins
 		if _, err := os.Lstat(r.path(p)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s after the start: %v, want it gone", p, err)
 		}
@@ -47,11 +48,11 @@ func TestFirstChangeAside(t *testing.T) {
 			rec = n
 		}
 	}
-	if len(rec.Aside) != 2 {
-		t.Fatalf("notes = %#v, want bin/a and usr said moved aside", r.Notes())
+	if len(rec.Aside) != 3 {
+		t.Fatalf("notes = %#v, want bin/a, its long neighbour and usr said moved aside", r.Notes())
 	}
 	for _, k := range rec.Aside {
-		f := map[string]string{"usr": "usr/local/notes", "bin/a": "bin/a"}[k.Name]
+		f := map[string]string{"usr": "usr/local/notes", "bin/a": "bin/a", long: long}[k.Name]
 		at := filepath.Join(k.Dir, strings.TrimPrefix(f, k.Name))
 		if b, err := os.ReadFile(at); err != nil || string(b) != f {
 			t.Errorf("%s moved to %s: %s holds %q, %v; want %q", k.Name, k.Dir, at, b, err, f)
