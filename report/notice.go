@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"pkg/internal/procname"
+	"pkg/internal/termtext"
 	"pkg/internal/units"
 	"pkg/notice"
 )
@@ -85,7 +86,7 @@ func recoveredText(n notice.RootRecovered) string {
 		said = append(said, fmt.Sprintf("kept the tree of %s that an interrupted install left, as pkg could not tell it from the one in pkgs/, in %s", k.Name, k.Dir))
 	}
 	for _, k := range n.Aside {
-		said = append(said, fmt.Sprintf("moved %s to %s: an interrupted first install may have begun it, and anything of yours in it is there", k.Name, k.Dir))
+		said = append(said, fmt.Sprintf("moved %s to %s: an interrupted first install may have begun it, and anything of yours in it is there", termtext.Quote(k.Name), termtext.Quote(k.Dir)))
 	}
 	for _, p := range n.Stuck {
 		said = append(said, "could not keep yet the tree at "+p+", which may hold files of the user's: it stays for the next start")

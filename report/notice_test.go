@@ -28,6 +28,9 @@ func TestNoticeText(t *testing.T) {
 			"kept the old tree of tool, with files of yours in it, in /r/.pkg/saved/tool-1.2; " +
 			"kept the tree of app that an interrupted install left, as pkg could not tell it from the one in pkgs/, in /r/.pkg/saved/app-unsure.3; " +
 			"could not keep yet the tree at /r/.pkg/trash/lib.4, which may hold files of the user's: it stays for the next start", false},
+		{notice.RootRecovered{Aside: []notice.KeptTree{{Name: "bin/x\npkg: error: forged", Dir: "/r/.pkg/saved/first-bin-x\npkg: error: forged.7"}}},
+			`an earlier pkg command was cut short: moved "bin/x\npkg: error: forged" to "/r/.pkg/saved/first-bin-x\npkg: error: forged.7": ` +
+				"an interrupted first install may have begun it, and anything of yours in it is there", false},
 		{notice.RootRecovered{Undone: []notice.Undone{{Op: "install", Names: []string{"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"}}}},
 			"an earlier pkg command was cut short: undid an interrupted install of p0, p1, p2, p3, p4, p5, p6, p7 and 2 more", false},
 		{notice.RootRecovered{Unfinished: []string{"u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}, Replaced: []string{"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10"}},
