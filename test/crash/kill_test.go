@@ -67,7 +67,7 @@ func killOn(t *testing.T, fs string, n int) {
 	for _, kind := range []string{"install", "upgrade", "downgrade", "remove", "install", "sync", "sync", "remove", "first"} {
 		o := k.opOf(kind)
 		if kind == "install" {
-			o = op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, []string{"app"}, nil, false}
+			o = op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, []string{"app"}, nil}
 		}
 		k.step(o, noKill)
 	}
@@ -163,14 +163,17 @@ type killer struct {
 }
 
 type op struct {
-	kind  string // install, upgrade, downgrade, remove, sync
+	kind  string // install, upgrade, downgrade, remove, sync, first (fresh)
 	args  []string
 	after state // what a run to the end installs
 	// What a run to the end records as asked for: the keys ask and those asked for
 	// before but unask; a sync's unask is nil, its ask the lockfile's requests alone.
 	ask, unask []string
-	fresh      bool // run on no root, removed first: the command makes it (killed by the clock)
 }
+
+// fresh reports whether o is a first change: run on no root, removed first, so that the
+// command makes it (killed by the clock).
+func (o op) fresh() bool { return o.kind == "first" }
 
 // lock writes a lockfile of the requirements reqs with "pkg lock" and returns the sync
 // from it, which installs after and asks for reqs' names alone (the keys of
@@ -219,7 +222,7 @@ const (
 func (k *killer) next() op {
 	switch app := k.cur["app"]; {
 	case app == "" && k.cur["lib"] != "" && k.rng.IntN(3) == 0:
-		return op{"remove", []string{"remove", "lib"}, state{}, nil, []string{"lib"}, false}
+		return op{"remove", []string{"remove", "lib"}, state{}, nil, []string{"lib"}}
 	case k.rng.IntN(4) == 0:
 		return k.opOf("sync")
 	case k.rng.IntN(6) == 0:
@@ -240,14 +243,14 @@ func (k *killer) opOf(kind string) op {
 	switch kind {
 	case "install":
 		v := []string{"1", "2"}[k.rng.IntN(2)]
-		return op{kind, []string{"install", "app@" + v}, state{"app": v, "lib": "1.0"}, app, nil, false}
+		return op{kind, []string{"install", "app@" + v}, state{"app": v, "lib": "1.0"}, app, nil}
 	case "upgrade":
-		return op{kind, []string{"install", "app@2"}, state{"app": "2", "lib": "1.0"}, app, nil, false}
+		return op{kind, []string{"install", "app@2"}, state{"app": "2", "lib": "1.0"}, app, nil}
 	case "downgrade":
-		return op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, app, nil, false}
+		return op{kind, []string{"install", "app@1"}, state{"app": "1", "lib": "1.0"}, app, nil}
 	case "first": // into a root the command makes: on btrfs, one commit for all of it
 		v := []string{"1", "2"}[k.rng.IntN(2)]
-		return op{kind: kind, args: []string{"install", "app@" + v}, after: state{"app": v, "lib": "1.0"}, ask: app, fresh: true}
+		return op{kind: kind, args: []string{"install", "app@" + v}, after: state{"app": v, "lib": "1.0"}, ask: app}
 	case "sync": // to the other lockfile's versions: from app 1 and lib asked for, lib a dependency
 		if k.cur["app"] == "1" {
 			return k.locks[1]
@@ -256,16 +259,16 @@ func (k *killer) opOf(kind string) op {
 	}
 	// Both orders: pkg removes dependents first whatever the order given.
 	if k.rng.IntN(2) == 0 {
-		return op{kind, []string{"remove", "lib", "app"}, state{}, nil, []string{"app", "lib"}, false}
+		return op{kind, []string{"remove", "lib", "app"}, state{}, nil, []string{"app", "lib"}}
 	}
-	return op{kind, []string{"remove", "app", "lib"}, state{}, nil, []string{"app", "lib"}, false}
+	return op{kind, []string{"remove", "app", "lib"}, state{}, nil, []string{"app", "lib"}}
 }
 
 // step runs o, killing it as mode says, then runs "pkg verify" and checks the root.
 func (k *killer) step(o op, mode killMode) {
 	t := k.e.t
 	k.iter++
-	if o.fresh {
+	if o.fresh() {
 		if err := os.RemoveAll(k.e.root); err != nil {
 			t.Fatal(err)
 		}
@@ -283,7 +286,7 @@ func (k *killer) step(o op, mode killMode) {
 		}
 	}
 	wt := &watcher{}
-	if !o.fresh {
+	if !o.fresh() {
 		var err error
 		if wt, err = watch(k.e.root); err != nil {
 			t.Fatal(err)
@@ -328,7 +331,7 @@ func (k *killer) step(o op, mode killMode) {
 			}
 		}
 	}
-	if !o.fresh {
+	if !o.fresh() {
 		go wt.run()
 	}
 	c.Wait()
@@ -338,14 +341,14 @@ func (k *killer) step(o op, mode killMode) {
 	}
 	time.Sleep(10 * time.Millisecond) // let the last events arrive
 	var events int64
-	if !o.fresh {
+	if !o.fresh() {
 		events = wt.close()
 	}
 	ws := c.ProcessState.Sys().(syscall.WaitStatus)
 	phase := "completed"
 	if ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		k.killed++
-		if o.fresh {
+		if o.fresh() {
 			k.firsts++
 		}
 		phase = k.phase(before, o.after)
@@ -365,7 +368,7 @@ func (k *killer) step(o op, mode killMode) {
 			k.violate(o, how+", phase "+phase, err.Error())
 		}
 	}
-	if o.fresh && !k.hasDatabase() {
+	if o.fresh() && !k.hasDatabase() {
 		// Killed before it made the root's database: verify says there is no root, as
 		// nothing was ever installed there; made as the next install makes it.
 		k.e.initRoot()

@@ -130,12 +130,12 @@ func killNPMOn(t *testing.T, fs string, n int) {
 		return st
 	}
 	ops := map[string]op{
-		"install": {"install", []string{"install", "top"}, tree("2.0.0"), []string{"top@1.0.0"}, nil, false},
-		"add1":    {"add1", []string{"install", "big@1.0.0"}, tree("1.0.0", "2.0.0"), []string{"big@1.0.0"}, nil, false},
-		"drop2":   {"drop2", []string{"remove", "big@2.0.0"}, tree("1.0.0"), nil, []string{"big@2.0.0"}, false},
-		"add2":    {"add2", []string{"install", "big@2.0.0"}, tree("1.0.0", "2.0.0"), []string{"big@2.0.0"}, nil, false},
-		"drop1":   {"drop1", []string{"remove", "big@1.0.0"}, tree("2.0.0"), nil, []string{"big@1.0.0"}, false},
-		"first":   {kind: "first", args: []string{"install", "top"}, after: tree("2.0.0"), ask: []string{"top@1.0.0"}, fresh: true},
+		"install": {"install", []string{"install", "top"}, tree("2.0.0"), []string{"top@1.0.0"}, nil},
+		"add1":    {"add1", []string{"install", "big@1.0.0"}, tree("1.0.0", "2.0.0"), []string{"big@1.0.0"}, nil},
+		"drop2":   {"drop2", []string{"remove", "big@2.0.0"}, tree("1.0.0"), nil, []string{"big@2.0.0"}},
+		"add2":    {"add2", []string{"install", "big@2.0.0"}, tree("1.0.0", "2.0.0"), []string{"big@2.0.0"}, nil},
+		"drop1":   {"drop1", []string{"remove", "big@1.0.0"}, tree("2.0.0"), nil, []string{"big@1.0.0"}},
+		"first":   {kind: "first", args: []string{"install", "top"}, after: tree("2.0.0"), ask: []string{"top@1.0.0"}},
 		"sync1":   k.lock(tree("1.0.0"), "top", "mid", "big@1.0.0"),
 		"sync2":   k.lock(tree("2.0.0"), "top", "big@2.0.0"),
 	}
@@ -144,7 +144,7 @@ func killNPMOn(t *testing.T, fs string, n int) {
 		for key := range k.cur {
 			args = append(args, key)
 		}
-		return op{"remove", args, state{}, nil, slices.Collect(maps.Keys(k.cur)), false}
+		return op{"remove", args, state{}, nil, slices.Collect(maps.Keys(k.cur))}
 	}
 	next := func() op {
 		one, two := k.cur["big@1.0.0"] != "", k.cur["big@2.0.0"] != ""
