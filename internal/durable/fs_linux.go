@@ -124,14 +124,15 @@ func hasJournal(fd int) bool {
 }
 
 // TracksPath reports whether the filesystem holding path is tracked file by file
-// (Files.Tracks); false where path cannot be opened.
+// (Files.Tracks); false where path cannot be opened. O_PATH: a FIFO's open would block,
+// and ForFS needs only fstatfs and fstat (open(2)).
 func TracksPath(path string) bool {
-	f, err := os.Open(path)
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	return ForFS(int(f.Fd())).Tracks()
+	defer unix.Close(fd)
+	return ForFS(fd).Tracks()
 }
 
 // Tracks reports whether Start and Wait do anything: where they do not, Commit flushes
