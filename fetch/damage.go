@@ -96,10 +96,7 @@ func (c *Cache) Members(sha string) ([]tarutil.Member, error) {
 	if f != nil {
 		defer f.Close()
 	}
-	var ms []tarutil.Member
-	if err = ix.err; err == nil {
-		ms, err = tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, info.Size())
-	}
+	ms, err := ix.members(info.Size())
 	budget := int64(spotBudget)
 	if dataSize(ms) > spotBudget {
 		budget = spotSample
@@ -151,7 +148,7 @@ func (c *Cache) unchecked(sha string) ([]tarutil.Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index of cached %s: %w", entryName(sha, ix.name, ix.version), err)
 	}
-	return tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, info.Size())
+	return ix.members(info.Size())
 }
 
 // spotCheck checks the tar f of the entry with this sha256, whose members are ms, and its
@@ -223,7 +220,7 @@ func (c *Cache) written(sha string, tar fs.FileInfo, boot string) {
 	if ix.err != nil || ix.boot != boot {
 		return
 	}
-	ms, err := tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, tar.Size())
+	ms, err := ix.members(tar.Size())
 	if err != nil {
 		return
 	}
@@ -329,6 +326,15 @@ func openEntryIndex(d *os.File, name string) (*entryIndex, error) {
 	ix.entryHead, off, ix.err = readEntryHeader(head[:n])
 	ix.off = int64(off)
 	return ix, nil
+}
+
+// members returns the members the index lists of its tar, tarSize bytes long: ix.err
+// where its first line is not an entry's.
+func (ix *entryIndex) members(tarSize int64) ([]tarutil.Member, error) {
+	if ix.err != nil {
+		return nil, ix.err
+	}
+	return tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, tarSize)
 }
 
 // rest returns the tar's index.

@@ -265,10 +265,7 @@ func readMembers(d *os.File, name string, f *os.File) ([]tarutil.Member, error) 
 		return nil, err
 	}
 	defer ix.f.Close()
-	if ix.err != nil {
-		return nil, ix.err
-	}
-	return tarutil.ReadIndex(ix.rest(), ix.info.Size()-ix.off, info.Size())
+	return ix.members(info.Size())
 }
 
 // share shares what it can of the new tar of p, written to tmp with its index in the
