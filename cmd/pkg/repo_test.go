@@ -265,6 +265,17 @@ func TestRepoAddAgainLongerExpiry(t *testing.T) {
 	}
 }
 
+// TestRepoAddAgainDefaultExpiry adds an archive a signed repository has already, without
+// --expires, where the signature has less than half the default left: no note of the
+// expiry, which names only an --expires the user gave.
+func TestRepoAddAgainDefaultExpiry(t *testing.T) {
+	r, add := signedWithExtra(t)
+	r.publisher().ok("repo", "sign", r.dir, "--key", r.key, "--expires", "100h")
+	if _, stderr := r.publisher().ok(add...); strings.Contains(stderr, "signs nothing") {
+		t.Errorf("repo add again without --expires: %q, want no note of the expiry", stderr)
+	}
+}
+
 // TestRepoPushBodyLimit pushes through a proxy that refuses request bodies over 32 KiB, as
 // nginx's client_max_body_size does: the 413 stops the push, with a hint naming the body
 // refused and the chunk size used, and a smaller --chunk-size then pushes it.
