@@ -183,6 +183,25 @@ func TestReinstallDamagedCache(t *testing.T) {
 				if out, _ := e.ok("verify"); out != "verified 1 package, 2 files\n" {
 					t.Errorf("verify, reading no shared block: %q", out)
 				}
+				// The entry's index naming another boot, as after a crash, a use checks it
+				// whole and would remove it; verify --full reads its members unchecked
+				// (fetch.Cache.Unchecked) and still lays the file to it.
+				idx := strings.TrimSuffix(tarPath, ".tar") + ".idx"
+				was, err := os.ReadFile(idx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				line, rest, _ := bytes.Cut(was, []byte("\n"))
+				head := strings.Fields(string(line))[:5] // pkg-entry 2 NAME VERSION SIZE
+				if err := os.WriteFile(idx, append([]byte(strings.Join(append(head, "another-boot"), " ")+"\n"), rest...), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if out, stderr, code := e.pkg("verify", "--full"); code != 1 || out != want {
+					t.Errorf("verify --full of an entry a use checks whole: exit %d\n%s%s\nwant %q", code, out, stderr, want)
+				}
+				if err := os.WriteFile(idx, was, 0o644); err != nil {
+					t.Fatal(err)
+				}
 				// With no repository in effect, the cache alone cannot put the bytes back.
 				bare := *e
 				bare.repo = ""
