@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,7 +172,8 @@ type DB struct {
 	listed listMemo    // the last decoding of reader's records, List's or its commit's (prime); d.mu is held
 	primed *primedList // the records the write transaction under way leaves, decoding beside its commit; d.mu is held
 
-	said map[string]string // what PutSaid left for the next write transaction (prepare) or Release; d.mu is held
+	said       map[string]string // what PutSaid left for the next write transaction (prepare) or Release; d.mu is held
+	commitSaid map[string]string // what PutSaidWithCommit left for the next CommitRequested alone; d.mu is held
 }
 
 // primedList is the records a write transaction left, decoded on a goroutine while bbolt
@@ -988,17 +990,12 @@ func (d *DB) SetIntents(ins []Intent) error {
 	})
 }
 
-// Commit records packages with their files and deletes the packages named in remove, with
-// their requests (Request), and the intents of all of them, in one transaction: files[i]
-// are those of ps[i], from WriteFiles.
-func (d *DB) Commit(ps []*Record, files []*FileList, remove []string) error {
-	return d.CommitRequested(ps, files, remove, nil, nil)
-}
-
-// CommitRequested is Commit that also records, as Request does, that the user asked for
-// the packages named in requested and no longer for those of unasked, and what the
-// change does to the prefix (pc, nil for nothing): its paths' owners and its
-// roll-forward, in the same transaction. Where the filesystem logs metadata in order
+// CommitRequested records packages with their files and deletes the packages named in
+// remove, with their requests (Request), and the intents of all of them, in one
+// transaction: files[i] are those of ps[i], from WriteFiles. It also records, as Request
+// does, that the user asked for the packages named in requested and no longer for those
+// of unasked, what the change does to the prefix (pc, nil for nothing): its paths' owners
+// and its roll-forward, and what PutSaidWithCommit left, in the same transaction. Where the filesystem logs metadata in order
 // (durable.Files.Ordered), the transaction's first sync makes durable every change made
 // on it before, with the pages (carry): a commit's renames need no sync of their own there.
 //
@@ -1029,6 +1026,10 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 	}
 	// The intents of a first change's prefix (FirstIntent) only this commit can be.
 	keys := append(append(slices.Clone(remove), keyOf...), FirstIntent)
+	d.mu.Lock()
+	said := d.commitSaid // this commit's alone, recorded or not
+	d.commitSaid = nil
+	d.mu.Unlock()
 	var void []intentEntry // the intents kept as names this commit makes void, removed once it is done
 	err := d.writeWith(what, true, true, pc.sync(), func(tx *bolt.Tx) (err error) {
 		if void, err = d.commitIntents(tx, keys); err != nil {
@@ -1063,6 +1064,11 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 		}
 		if err := putPrefix(tx, pc); err != nil {
 			return err
+		}
+		for _, key := range slices.Sorted(maps.Keys(said)) {
+			if err := putSaid(tx, key, said[key]); err != nil {
+				return err
+			}
 		}
 		d.prime(tx)
 		return nil

@@ -44,6 +44,20 @@ func (d *DB) PutSaid(key, state string) error {
 	return d.update("record what was said of "+key, func(tx *bolt.Tx) error { return putSaid(tx, key, state) })
 }
 
+// PutSaidWithCommit has the next CommitRequested record, in its transaction, that the user
+// was told of the condition key in state: a note said once a change is committed is so
+// recorded by the commit itself rather than by a transaction of its own after it, which
+// costs bbolt's two fdatasyncs. A commit that fails records nothing of it, and no other
+// transaction does: the note it was for is not said.
+func (d *DB) PutSaidWithCommit(key, state string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.commitSaid == nil {
+		d.commitSaid = make(map[string]string)
+	}
+	d.commitSaid[key] = state
+}
+
 // putSaid records in tx that the user was told of the condition key in state, "" its end.
 func putSaid(tx *bolt.Tx, key, state string) error {
 	if state == "" {

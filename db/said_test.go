@@ -88,3 +88,36 @@ func TestSaidWithCommit(t *testing.T) {
 		t.Errorf("another reader's SaidState after PutSaid in a database with a commit = %q, %v; want it written at once", got, err)
 	}
 }
+
+// TestPutSaidWithCommit: what PutSaidWithCommit leaves is recorded by the next commit's
+// transaction, by no other write before it, and by that commit alone.
+func TestPutSaidWithCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := openHeld(t, path)
+	defer d.Release()
+	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	d.PutSaidWithCommit("path", "/r/bin")
+	if err := d.PutSaid("copy", "x"); err != nil { // a write of its own
+		t.Fatal(err)
+	}
+	if got, err := open(t, path).SaidState("path"); got != "" || err != nil {
+		t.Errorf("SaidState after another write = %q, %v; want nothing recorded before the commit", got, err)
+	}
+	if err := d.Commit([]*Record{{Name: "b", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := open(t, path).SaidState("path"); got != "/r/bin" || err != nil {
+		t.Errorf("SaidState after the commit = %q, %v; want /r/bin", got, err)
+	}
+	if err := d.PutSaid("path", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Commit([]*Record{{Name: "c", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := open(t, path).SaidState("path"); got != "" || err != nil {
+		t.Errorf("SaidState after a later commit = %q, %v; want the first commit alone to record it", got, err)
+	}
+}

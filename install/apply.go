@@ -45,6 +45,8 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		r.askedFor() // while it knows what is asked for and no longer
 	}
 	r.requests, r.requestsAt, r.unrequests = nil, nil, nil
+	say := r.commands
+	r.commands = said{}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -152,6 +154,9 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 	for i, s := range staged {
 		s.rec.Installed = now
 		news[i], files[i] = s.rec, s.files
+	}
+	if say.key != "" && r.commandsAfter(staged) {
+		r.db.PutSaidWithCommit(say.key, say.state)
 	}
 	if err := r.db.CommitRequested(news, files, remove, keyed(requests, at, drop, recs, news, remove, carried...), pc, unasked...); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out

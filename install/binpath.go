@@ -1,13 +1,64 @@
 package install
 
-import "pkg/internal/shell"
+import (
+	"strings"
+
+	"pkg/internal/shell"
+)
 
 // BinOffPath returns the root's bin/ if it holds commands and is not on path (a PATH
 // value), else "".
 func (r *Root) BinOffPath(path string) string {
-	dir := r.path("bin")
-	if names, _ := r.names(place{in: bin}); len(names) == 0 || shell.OnPath(dir, path) {
+	dir := r.offPath(path)
+	if dir == "" {
+		return ""
+	}
+	if names, _ := r.names(place{in: bin}); len(names) == 0 {
 		return ""
 	}
 	return dir
+}
+
+// offPath returns the root's bin/ if it is not on path, whatever it holds, else "".
+func (r *Root) offPath(path string) string {
+	if dir := r.path("bin"); !shell.OnPath(dir, path) {
+		return dir
+	}
+	return ""
+}
+
+// said is a condition the user is told of, and its state (Notices).
+type said struct{ key, state string }
+
+// SayOffPath returns the root's bin/ if it is not on path (a PATH value), else "", and
+// has the next Apply's commit record that the user was told of the condition key in that
+// state (db.DB.PutSaidWithCommit) where due says it is to be told and bin/ holds commands
+// once the change is done (commandsAfter), as BinOffPath will then find: what is said of
+// a bin/ off PATH after a change is so recorded by its commit, not by a transaction of
+// its own after it. Where the guess was wrong the caller records the condition's end.
+func (r *Root) SayOffPath(path, key string, due func(state string) bool) string {
+	dir := r.offPath(path)
+	if dir != "" && due(dir) {
+		r.commands = said{key, dir}
+		return dir
+	}
+	return ""
+}
+
+// commandsAfter reports whether bin/ holds something once staged are committed: a
+// command of one of them, linked or its own member, or whatever bin/ holds now (a
+// removal in the change may take it).
+func (r *Root) commandsAfter(staged []*Staged) bool {
+	for _, s := range staged {
+		if len(r.bins(s.rec.Kind, s.rec.Name, s.rec.Version, s.rec.Bin)) > 0 {
+			return true
+		}
+		for _, e := range s.entries {
+			if strings.HasPrefix(e.path, "bin/") {
+				return true
+			}
+		}
+	}
+	names, _ := r.names(place{in: bin})
+	return len(names) > 0
 }

@@ -528,7 +528,7 @@ func TestReconcileBins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Commit(nil, nil, []string{"tool"}); err != nil { // recorded, links not yet done
+	if err := d.CommitRequested(nil, nil, []string{"tool"}, nil, nil); err != nil { // recorded, links not yet done
 		t.Fatal(err)
 	}
 	reopen()
@@ -773,7 +773,7 @@ func TestSalvageAfterCrash(t *testing.T) {
 	if err := os.Rename(r.pkgDir("tool"), trashDir); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.db.Commit(nil, nil, []string{"tool"}); err != nil {
+	if err := r.db.CommitRequested(nil, nil, []string{"tool"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, sv := range svs {

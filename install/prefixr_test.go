@@ -280,7 +280,7 @@ func TestRepairCutKeepsTrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	must(t, r.db.Commit([]*db.Record{&recs[0]}, []*db.FileList{fl}, nil))
+	must(t, r.db.CommitRequested([]*db.Record{&recs[0]}, []*db.FileList{fl}, nil, nil, nil))
 	r.Close() // which waits for the commit's removal of the names
 	for _, n := range names {
 		must(t, os.WriteFile(n, nil, 0o644))

@@ -70,6 +70,8 @@ type Target struct {
 	Notices     *install.Notices
 	Cache, Path string
 	Quiet       bool
+
+	foreseen string // the bin/ off Path whose note the commit records (foresee)
 }
 
 // ErrNotBound is Apply of a plan that holds no root: a dry run's, one not bound, or one
@@ -124,6 +126,7 @@ func (p *Plan) Apply(ctx context.Context) (out *Outcome, err error) {
 	if len(t.Requests) > 0 {
 		t.Root.Request(t.Requests)
 	}
+	t.foresee()
 	if len(p.asks) > 0 {
 		t.Root.RequestAt(p.asks)
 	}
@@ -166,13 +169,30 @@ func (t *Target) tell(out *Outcome) {
 		}
 	}
 	if out.Committed && t.Fetcher != nil {
-		if bin := t.Root.BinOffPath(t.Path); bin == "" {
+		bin := t.Root.BinOffPath(t.Path)
+		switch due := bin != "" && n.Due("path", bin); {
+		case bin == "":
 			n.End("path")
-		} else if n.Due("path", bin) {
+		case due:
 			out.OffPath = bin
 			t.said(n, "path", bin)
+		case bin == t.foreseen: // due before the change, recorded by its commit (foresee)
+			out.OffPath = bin
 		}
 	}
+}
+
+// foresee has the commit record the note tell says of a bin/ not on Path, where it is due
+// and bin/ holds commands once the change is done (install.Root.SayOffPath): said
+// after a change that fetched committed, it would otherwise be recorded by a transaction
+// of its own, which costs a new root's first install with commands, the common case, two
+// more fdatasyncs.
+func (t *Target) foresee() {
+	n := t.Notices
+	if n == nil || t.Quiet || t.Fetcher == nil {
+		return
+	}
+	t.foreseen = t.Root.SayOffPath(t.Path, "path", func(bin string) bool { return n.Due("path", bin) })
 }
 
 // said records that the user was told of key in state, unless the command is quiet: a
