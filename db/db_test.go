@@ -1314,7 +1314,7 @@ func BenchmarkCommitList(b *testing.B) {
 // to be read after a crash (carry then syncs first). After the cut, the commit is taken
 // only with the rename made before it.
 func TestSealedCut(t *testing.T) {
-	for _, name := range []string{"xfs", "ext4", "ext4-zeroed-out"} {
+	for _, name := range []string{"xfs", "ext4", "ext4-zeroed-out", "ext4fc", "ext4fc-zeroed-out"} {
 		t.Run(name, func(t *testing.T) {
 			kind, zeroed := strings.CutSuffix(name, "-zeroed-out")
 			mnt := testfs.Mount(t, kind)

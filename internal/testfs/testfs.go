@@ -25,13 +25,16 @@ var mkfs = map[string][]string{
 	"xfs16k": {"mkfs.xfs", "-q", "-f", "-m", "reflink=1", "-b", "size=16384"},
 	"btrfs":  {"mkfs.btrfs", "-q", "-f"},
 	"ext4":   {"mkfs.ext4", "-q", "-F"},
+	// fsync commits the inodes and names changed since the journal's last commit in a
+	// fast commit where it can, rather than the whole journal (Linux 5.10 and later).
+	"ext4fc": {"mkfs.ext4", "-q", "-F", "-O", "fast_commit"},
 	// Directories may fold names (chattr +F), where the kernel has CONFIG_UNICODE.
 	"ext4casefold": {"mkfs.ext4", "-q", "-F", "-O", "casefold"},
 	"vfat":         {"mkfs.vfat"},
 }
 
 // Mount returns the root of a fresh filesystem of kind "xfs", "xfs16k", "btrfs", "ext4",
-// "ext4casefold" or "vfat", unmounted and deleted when t ends. It skips t when that is impossible here (not root, no mkfs), except
+// "ext4fc", "ext4casefold" or "vfat", unmounted and deleted when t ends. It skips t when that is impossible here (not root, no mkfs), except
 // under CI=true, where it fails.
 func Mount(t testing.TB, kind string) string {
 	t.Helper()

@@ -21,10 +21,11 @@ import (
 	"pkg/internal/testfs"
 )
 
-var cuts = flag.Int("cuts", 4, "TestPowerCut: cuts at a random moment of an upgrade, over XFS and ext4")
+var cuts = flag.Int("cuts", 4, "TestPowerCut: cuts at a random moment of an upgrade, over XFS, ext4 and ext4 with fast commits")
 
-// TestPowerCut upgrades a package on an XFS or ext4 root and cache and cuts the power
-// meanwhile: FS_IOC_SHUTDOWN without a log flush, which loses every write not yet on the
+// TestPowerCut upgrades a package on an XFS or ext4 root and cache (ext4 with and without
+// fast commits, where an fsync commits the changed inodes and names alone where it can)
+// and cuts the power meanwhile: FS_IOC_SHUTDOWN without a log flush, which loses every write not yet on the
 // device (dirty pages, journal commits not forced), as xfstests simulates a crash. It cuts
 // at the staged tree's last change (the commit's sync comes next), at the rename that swaps
 // it in, at random moments, and just after the command returned. A change of two packages,
@@ -47,10 +48,11 @@ func TestPowerCut(t *testing.T) {
 		appSpec("tool", "1", 100, "lib>=1.0"), appSpec("tool", "2", 100, "lib>=1.0"))
 	bin := testfs.PkgBinary(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	for i, fs := range []string{"xfs", "ext4"} {
-		clock := *cuts / 2 // the cuts by the clock, half on each filesystem, the odd one on XFS
+	kinds := []string{"xfs", "ext4", "ext4fc"}
+	for i, fs := range kinds {
+		clock := *cuts / len(kinds) // the cuts by the clock, shared out, what is left over on XFS
 		if i == 0 {
-			clock = *cuts - clock
+			clock = *cuts - clock*(len(kinds)-1)
 		}
 		t.Run(fs, func(t *testing.T) { powerCut(t, fs, w, repoDir, bin, rng, clock) })
 	}
