@@ -133,8 +133,8 @@ func (s *stager) useTails(tarPath string) {
 
 // stage creates every member, each with its mode and modification time, and waits for
 // the write-back of the data it wrote, if s.durable tracks it and the files are few
-// enough (maxTracked); past that, if the commit syncs, it starts that write-back on btrfs
-// and runs the flusher elsewhere.
+// enough (maxTracked); past that, or on btrfs where nothing is tracked (before Linux 6.1),
+// if the commit syncs, it starts that write-back on btrfs and runs the flusher elsewhere.
 func (s *stager) stage(members []tarutil.Member) error {
 	if err := s.dirs(members); err != nil {
 		return err
@@ -146,10 +146,11 @@ func (s *stager) stage(members []tarutil.Member) error {
 		s.wb = newWriteback(s.durable, true)
 	case s.sync && s.flushes:
 		s.fl = newFlusher(s.dirfd, s.dir)
-	case s.sync && s.durable.Tracks():
+	case s.sync && s.durable.Starts():
 		// btrfs: left to the commit's syncfs, the write-back of tens of thousands of small
 		// files runs in one flusher thread while the install waits; started file by file
-		// here it runs beside the workers (docs/history.md).
+		// here it runs beside the workers (docs/history.md). So too before Linux 6.1,
+		// where nothing is tracked and the commit is a syncfs whatever the tree.
 		s.wb = newWriteback(s.durable, false)
 	}
 	first, err := s.probe(members)

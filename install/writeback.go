@@ -19,8 +19,9 @@ import (
 // the workers never wait for it, and the commit waits for the install's own data only,
 // not for what other processes left to write (durable.Commit). A tree of more files on
 // btrfs has each file's write-back started the same way, not waited for: the commit's
-// syncfs waits for it all (stager.stage). None of this runs where durable.ForFS tracks
-// nothing, btrfs under a kernel before 6.1 included.
+// syncfs waits for it all (stager.stage); so does every tree on btrfs under a kernel
+// before 6.1, where durable.ForFS tracks nothing but starts. None of this runs where it
+// neither tracks nor starts.
 
 const (
 	// maxTracked is the most files with data a staged tree may have for its files to be

@@ -51,6 +51,11 @@ const (
 	// completed, which FIEMAP_FLAG_SYNC waits for (waitsOrdered); page writeback alone ends
 	// before that.
 	btrfs
+	// startOnly: btrfs before Linux 6.1, whose FIEMAP_FLAG_SYNC does not wait for the
+	// ordered extents (waitsOrdered). Start writes a file back as on btrfs, so that a big
+	// tree's write-back runs beside its staging, but Wait cannot make it part of the next
+	// transaction: Commit takes a syncfs(2), as for syncAll.
+	startOnly
 )
 
 // Files makes the data written to files of one filesystem durable, with the commit of
@@ -68,7 +73,7 @@ func ForFS(fd int) Files {
 		return Files{journal}
 	case statfs.Btrfs:
 		if !waitsOrdered() {
-			return Files{} // its Wait would not wait for the file extent items: syncfs
+			return Files{startOnly} // its Wait would not wait for the file extent items: syncfs
 		}
 		return Files{btrfs}
 	case statfs.Ext4:
@@ -137,7 +142,11 @@ func TracksPath(path string) bool {
 
 // Tracks reports whether Start and Wait do anything: where they do not, Commit flushes
 // the whole filesystem.
-func (f Files) Tracks() bool { return f.kind != syncAll }
+func (f Files) Tracks() bool { return f.kind == journal || f.kind == btrfs }
+
+// Starts reports whether Start starts a file's write-back: where Tracks does, and on
+// btrfs before Linux 6.1, whose Commit is a syncfs all the same.
+func (f Files) Starts() bool { return f.kind != syncAll }
 
 // Ordered reports whether every metadata change (a create, link, rename or unlink) reaches
 // the disk in the order it was made, so that one found after a crash means every earlier

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +59,10 @@ func TestCommit(t *testing.T) {
 }
 
 // TestCommitOldKernel checks that btrfs under a kernel whose FIEMAP_FLAG_SYNC does not wait
-// for ordered extents is not tracked file by file: Commit flushes it whole (syncfs).
+// for ordered extents is not tracked file by file, so that Commit flushes it whole
+// (syncfs), but that Start still starts a file's write-back: 4 MiB written and started
+// reach the device well before the 30 s after which the kernel's flusher would write
+// them.
 func TestCommitOldKernel(t *testing.T) {
 	mnt := testfs.Mount(t, "btrfs")
 	was := waitsOrdered
@@ -68,12 +73,67 @@ func TestCommitOldKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if files := ForFS(int(f.Fd())); files.Tracks() || files.Ordered() {
-		t.Errorf("ForFS under an old kernel = %v, want syncAll", files.kind)
+	files := ForFS(int(f.Fd()))
+	if files.kind != startOnly || files.Tracks() || files.Ordered() || !files.Starts() {
+		t.Errorf("ForFS under an old kernel = %v, want startOnly", files.kind)
 	}
 	if err := Commit(f); err != nil {
 		t.Fatal(err)
 	}
+
+	const size = 4 << 20
+	data, err := os.Create(filepath.Join(mnt, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer data.Close()
+	if _, err := data.Write(make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+	before := sectorsWritten(t, mnt)
+	files.Start(int(data.Fd()))
+	deadline := time.Now().Add(10 * time.Second)
+	for sectorsWritten(t, mnt)-before < size/512 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the %d sectors started reached the device in 10 s", sectorsWritten(t, mnt)-before, size/512)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// sectorsWritten returns the sectors written by the block device mounted at mnt (its
+// stat's seventh field), found by /proc/self/mountinfo: btrfs's st_dev is a device of
+// its own, not the disk's.
+func sectorsWritten(t *testing.T, mnt string) uint64 {
+	t.Helper()
+	info, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := ""
+	for line := range strings.Lines(string(info)) {
+		f := strings.Fields(line)
+		if len(f) > 4 && f[4] == mnt {
+			if _, after, ok := strings.Cut(line, " - "); ok {
+				if g := strings.Fields(after); len(g) > 1 {
+					dev = filepath.Base(g[1])
+				}
+			}
+		}
+	}
+	b, err := os.ReadFile("/sys/class/block/" + dev + "/stat")
+	if err != nil {
+		t.Fatalf("the device mounted at %s: %v", mnt, err)
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) < 7 {
+		t.Fatalf("block device stat %q", b)
+	}
+	n, err := strconv.ParseUint(fields[6], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestReleaseAtLeast reads kernel releases as uname gives them.

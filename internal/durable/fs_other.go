@@ -24,6 +24,9 @@ func TracksPath(path string) bool { return false }
 // Tracks reports false: Commit cannot make a tree durable here.
 func (Files) Tracks() bool { return false }
 
+// Starts reports false: Start does nothing here.
+func (Files) Starts() bool { return false }
+
 // Ordered reports false: nothing is known of the order metadata reaches the disk in.
 func (Files) Ordered() bool { return false }
 
