@@ -45,8 +45,8 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		r.askedFor() // while it knows what is asked for and no longer
 	}
 	r.requests, r.requestsAt, r.unrequests = nil, nil, nil
-	say := r.commands
-	r.commands = said{}
+	sayings := r.sayings
+	r.sayings = nil
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -155,8 +155,10 @@ func (r *Root) Apply(ctx context.Context, staged []*Staged, remove []string) ([]
 		s.rec.Installed = now
 		news[i], files[i] = s.rec, s.files
 	}
-	if say.key != "" && r.commandsAfter(staged) {
-		r.db.PutSaidWithCommit(say.key, say.state)
+	for _, s := range sayings {
+		if !s.commands || r.commandsAfter(staged) {
+			r.db.PutSaidWithCommit(s.key, s.state)
+		}
 	}
 	if err := r.db.CommitRequested(news, files, remove, keyed(requests, at, drop, recs, news, remove, carried...), pc, unasked...); err != nil {
 		if done, known := r.recorded(all); done || !known { // or the next start finds out

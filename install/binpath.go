@@ -27,19 +27,30 @@ func (r *Root) offPath(path string) string {
 	return ""
 }
 
-// said is a condition the user is told of, and its state (Notices).
-type said struct{ key, state string }
+// said is a condition the user is told of and its state (Notices), for a commit to record;
+// where commands is set, only if bin/ holds commands once the change is done.
+type said struct {
+	key, state string
+	commands   bool
+}
 
-// SayOffPath returns the root's bin/ if it is not on path (a PATH value), else "", and
-// has the next Apply's commit record that the user was told of the condition key in that
-// state (db.DB.PutSaidWithCommit) where due says it is to be told and bin/ holds commands
-// once the change is done (commandsAfter), as BinOffPath will then find: what is said of
-// a bin/ off PATH after a change is so recorded by its commit, not by a transaction of
-// its own after it. Where the guess was wrong the caller records the condition's end.
+// SayWithCommit has the next Apply's commit record that the user was told of the
+// condition key in state, "" its end (db.DB.PutSaidWithCommit): a note said of a change
+// once it is committed is so recorded by the commit rather than by a transaction of its
+// own after it, which takes two fdatasyncs. A commit that fails records none of it.
+func (r *Root) SayWithCommit(key, state string) {
+	r.sayings = append(r.sayings, said{key: key, state: state})
+}
+
+// SayOffPath returns the root's bin/ if it is not on path (a PATH value), else "", and,
+// as SayWithCommit, has the next Apply's commit record that the user was told of the
+// condition key in that state, where due says it is to be told and bin/ holds commands
+// once the change is done (commandsAfter), as BinOffPath will then find. Where the guess
+// was wrong the caller records the condition's end.
 func (r *Root) SayOffPath(path, key string, due func(state string) bool) string {
 	dir := r.offPath(path)
 	if dir != "" && due(dir) {
-		r.commands = said{key, dir}
+		r.sayings = append(r.sayings, said{key: key, state: dir, commands: true})
 		return dir
 	}
 	return ""

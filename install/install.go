@@ -54,6 +54,9 @@ type Staged struct {
 	ended   time.Time         // when its staging ended (forceLog)
 }
 
+// Result returns how s was staged: the Result Apply returns for it, once committed.
+func (s *Staged) Result() *Result { return s.res }
+
 // Stage builds p's tree in staging, where nothing sees it until Apply, from the aligned tar
 // at tarPath and from its tails where a directory beside it, named as tarPath with .tails
 // for .tar, keeps them (fetch.Cache). members describe the tar, with data offsets and

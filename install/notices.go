@@ -47,6 +47,10 @@ func (n *Notices) Hold(root *Root) {
 	n.record()
 }
 
+// Told returns the state the root records that the user was told of the condition key
+// in, "" if none or if there is no root.
+func (n *Notices) Told(key string) string { return n.told(key) }
+
 // told returns the state the root records for key, "" if none or if there is no root.
 func (n *Notices) told(key string) string {
 	if n.root != nil {

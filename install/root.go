@@ -69,7 +69,7 @@ type Root struct {
 	unsure     []notice.KeptTree           // what rollback kept of trees it could not tell apart, said by Notes
 	aside      []notice.KeptTree           // what unroll moved aside of a first change's prefix, said by Notes
 	looked     int                         // prefix paths the last change looked up and rolled forward: its cost
-	commands   said                        // what SayWithCommands left for the next Apply's commit
+	sayings    []said                      // what SayWithCommit and SayOffPath left for the next Apply's commit
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is

@@ -71,7 +71,11 @@ type Target struct {
 	Cache, Path string
 	Quiet       bool
 
-	foreseen string // the bin/ off Path whose note the commit records (foresee)
+	offPath string // the bin/ off Path whose note the commit records (foreseePath)
+	// copyNoted says the commit records how the data were copied (foreseeCopy), and
+	// copied the Result tell then says it of, if any.
+	copyNoted bool
+	copied    *install.Result
 }
 
 // ErrNotBound is Apply of a plan that holds no root: a dry run's, one not bound, or one
@@ -126,7 +130,7 @@ func (p *Plan) Apply(ctx context.Context) (out *Outcome, err error) {
 	if len(t.Requests) > 0 {
 		t.Root.Request(t.Requests)
 	}
-	t.foresee()
+	t.foreseePath()
 	if len(p.asks) > 0 {
 		t.Root.RequestAt(p.asks)
 	}
@@ -134,9 +138,9 @@ func (p *Plan) Apply(ctx context.Context) (out *Outcome, err error) {
 		t.Root.Unrequest(p.unasks)
 	}
 	if f := t.Fetcher; f != nil && f.Observer != nil {
-		err = f.Observer.During(p.install, func() error { out, err = p.apply(ctx, t.Root, f); return err })
+		err = f.Observer.During(p.install, func() error { out, err = p.apply(ctx, t, f); return err })
 	} else {
-		out, err = p.apply(ctx, t.Root, t.Fetcher)
+		out, err = p.apply(ctx, t, t.Fetcher)
 	}
 	if out == nil {
 		return nil, err
@@ -155,16 +159,20 @@ func (t *Target) tell(out *Outcome) {
 	if n == nil {
 		return
 	}
-	said := false
-	for _, res := range out.Results {
-		switch {
-		case res.Method == install.Clone && res.Fallback == nil:
-			n.End("copy")
-		case res.Fallback != nil && !said:
-			said = true
-			if state := copyState(res, t.Cache); n.Due("copy", state) {
-				out.Copied = res
-				t.said(n, "copy", state)
+	if t.copyNoted && out.Committed {
+		out.Copied = t.copied // the commit recorded it (foreseeCopy)
+	} else {
+		said := false
+		for _, res := range out.Results {
+			switch {
+			case res.Method == install.Clone && res.Fallback == nil:
+				n.End("copy")
+			case res.Fallback != nil && !said:
+				said = true
+				if state := copyState(res, t.Cache); n.Due("copy", state) {
+					out.Copied = res
+					t.said(n, "copy", state)
+				}
 			}
 		}
 	}
@@ -176,23 +184,56 @@ func (t *Target) tell(out *Outcome) {
 		case due:
 			out.OffPath = bin
 			t.said(n, "path", bin)
-		case bin == t.foreseen: // due before the change, recorded by its commit (foresee)
+		case bin == t.offPath: // due before the change, recorded by its commit (foreseePath)
 			out.OffPath = bin
 		}
 	}
 }
 
-// foresee has the commit record the note tell says of a bin/ not on Path, where it is due
-// and bin/ holds commands once the change is done (install.Root.SayOffPath): said
+// foreseePath has the commit record the note tell says of a bin/ not on Path, where it is
+// due and bin/ holds commands once the change is done (install.Root.SayOffPath): said
 // after a change that fetched committed, it would otherwise be recorded by a transaction
 // of its own, which costs a new root's first install with commands, the common case, two
 // more fdatasyncs.
-func (t *Target) foresee() {
+func (t *Target) foreseePath() {
 	n := t.Notices
 	if n == nil || t.Quiet || t.Fetcher == nil {
 		return
 	}
-	t.foreseen = t.Root.SayOffPath(t.Path, "path", func(bin string) bool { return n.Due("path", bin) })
+	t.offPath = t.Root.SayOffPath(t.Path, "path", func(bin string) bool { return n.Due("path", bin) })
+}
+
+// foreseeCopy has the commit record what tell says of how the data of the packages staged
+// were copied, as tell would leave it recorded going through their Results in order (one
+// that shared blocks ends the condition, the first that copied says it where it is due,
+// unless the command is quiet): a root whose installs copy (a cache on another
+// filesystem, a filesystem that cannot share blocks, as ext4) would otherwise record it
+// in a transaction of its own, two more fdatasyncs, at its first install.
+func (t *Target) foreseeCopy(staged []*install.Staged) {
+	n := t.Notices
+	if n == nil {
+		return
+	}
+	told := n.Told("copy")
+	state, said := told, false
+	for _, s := range staged {
+		switch res := s.Result(); {
+		case res.Method == install.Clone && res.Fallback == nil:
+			state = ""
+		case res.Fallback != nil && !said:
+			said = true
+			if now := copyState(res, t.Cache); now != state {
+				t.copied = res
+				if !t.Quiet {
+					state = now
+				}
+			}
+		}
+	}
+	if state != told {
+		t.Root.SayWithCommit("copy", state)
+	}
+	t.copyNoted = true
 }
 
 // said records that the user was told of key in state, unless the command is quiet: a
@@ -217,8 +258,9 @@ func copyState(res *install.Result, cache string) string {
 	return string(res.Method) + ": " + why
 }
 
-// apply is Apply's change in root, through f.
-func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outcome, error) {
+// apply is Apply's change in t's root, through f.
+func (p *Plan) apply(ctx context.Context, t *Target, f *Fetcher) (*Outcome, error) {
+	root := t.Root
 	if err := ctx.Err(); err != nil { // interrupted while waiting for the root
 		return nil, err
 	}
@@ -234,6 +276,7 @@ func (p *Plan) apply(ctx context.Context, root *install.Root, f *Fetcher) (*Outc
 	if err != nil {
 		return nil, err
 	}
+	t.foreseeCopy(staged)
 	out := &Outcome{Before: p.before, Again: p.again, Origins: map[string]string{}, Along: p.alongWhy()}
 	for _, pk := range p.install {
 		if pk.Origin != "" {

@@ -1,13 +1,17 @@
 package txn_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
 
 	"pkg/install"
+	"pkg/internal/testfs"
 	"pkg/repo"
 	"pkg/txn"
 )
@@ -86,5 +90,60 @@ func TestPathNoteCommitted(t *testing.T) {
 	}
 	if out := w.installNoted(quiet, "/usr/bin", false, "other"); out.OffPath != filepath.Join(quiet, "bin") {
 		t.Errorf("install after a quiet one: said %q, want %q", out.OffPath, filepath.Join(quiet, "bin"))
+	}
+}
+
+// addBig adds to the repository in dir a package of one file, data, of 256 KiB: staged in
+// bulk (cloned where the root shares blocks with the cache, else copied).
+func addBig(t *testing.T, dir, name string) {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	data := make([]byte, 256<<10)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name + "/data", Mode: 0o644, Size: int64(len(data))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(t.TempDir(), name+".tar")
+	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: "1"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCopyNoteCommitted: the note that a root's installs copy the data (here a root on ext4,
+// which shares no blocks, the cache elsewhere), due at its first install, is recorded by
+// that install's commit: it writes as many transactions as a quiet one's, which records no
+// note; and the note is not said again.
+func TestCopyNoteCommitted(t *testing.T) {
+	w := newWorld(t)
+	addBig(t, w.repo, "big")
+	addBig(t, w.repo, "bigger")
+	mnt := testfs.Mount(t, "ext4")
+	noted, quiet := filepath.Join(mnt, "noted"), filepath.Join(mnt, "quiet")
+	if out := w.installNoted(quiet, "", true, "big"); out.Copied == nil {
+		t.Fatal("quiet install: nothing said of the copy")
+	}
+	if out := w.installNoted(noted, "", false, "big"); out.Copied == nil || out.Copied.Name != "big" {
+		t.Fatalf("first install: said %v of the copy, want big", out.Copied)
+	}
+	if got, want := lastTx(t, noted), lastTx(t, quiet); got != want {
+		t.Errorf("the first install that said the note ended at transaction %d, the quiet one's at %d: want the same", got, want)
+	}
+	if out := w.installNoted(noted, "", false, "bigger"); out.Copied != nil {
+		t.Errorf("second install: said %v of the copy again", out.Copied.Name)
+	}
+	if out := w.installNoted(quiet, "", false, "bigger"); out.Copied == nil {
+		t.Error("install after a quiet one: nothing said of the copy")
 	}
 }
