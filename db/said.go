@@ -25,14 +25,16 @@ func (d *DB) SaidState(key string) (string, error) {
 }
 
 // PutSaid records that the user was told of the condition key in state; "" records
-// that it ended. In a new root's database held by its command (Options.Hold), not yet
-// written, it is recorded with the next write transaction, the command's commit, or at
-// Release: its first would otherwise be this one, and the commit, no longer its first,
-// would take bbolt's two fdatasyncs where it takes one (seal). No other process reads that
-// database before its first write (db.new: Open's NoCreate).
+// that it ended. In a database held by its command (Options.Hold), it is recorded with
+// the next write transaction, the command's commit, or at Release, where a transaction of
+// its own would take bbolt's two fdatasyncs (in a new root's database not yet written,
+// it would also be the first, and the commit, no longer its first, would take two where
+// it takes one: seal). A command cut short before then says it again. Other processes
+// read what the last write recorded; in a new root's database, nothing before its first
+// write (db.new: Open's NoCreate).
 func (d *DB) PutSaid(key, state string) error {
 	d.mu.Lock()
-	if d.fresh && d.hold {
+	if d.hold {
 		if d.said == nil {
 			d.said = make(map[string]string)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	bolt "go.etcd.io/bbolt"
+
 	"pkg/internal/testfs"
 )
 
@@ -79,14 +81,44 @@ func TestSaidWithCommit(t *testing.T) {
 	if got, err := open(t, path).SaidState("k"); got != "b" || err != nil {
 		t.Errorf("SaidState after Release = %q, %v; want b", got, err)
 	}
+	// In a database with a commit, too, what was said rides on the next write, or on
+	// Release where none comes: never a transaction of its own before it.
 	d = openHeld(t, path)
-	defer d.Release()
+	before := lastTxID(t, d)
 	if err := d.PutSaid("k", ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := open(t, path).SaidState("k"); got != "" || err != nil {
-		t.Errorf("another reader's SaidState after PutSaid in a database with a commit = %q, %v; want it written at once", got, err)
+	if got, err := d.SaidState("k"); got != "" || err != nil {
+		t.Errorf("SaidState of the holder before a write = %q, %v; want the end it was told", got, err)
 	}
+	if err := d.Commit([]*Record{{Name: "b", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := open(t, path).SaidState("k"); got != "" || err != nil {
+		t.Errorf("another reader's SaidState after the commit = %q, %v; want the end recorded with it", got, err)
+	}
+	if after := lastTxID(t, d); after != before+1 {
+		t.Errorf("the commit after PutSaid took transactions %d to %d: want one, the commit's", before, after)
+	}
+	if err := d.PutSaid("k", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := open(t, path).SaidState("k"); got != "c" || err != nil {
+		t.Errorf("SaidState after Release = %q, %v; want c", got, err)
+	}
+}
+
+// lastTxID returns the id of the last transaction d's file holds.
+func lastTxID(t *testing.T, d *DB) int {
+	t.Helper()
+	var id int
+	if err := d.view(func(tx *bolt.Tx) error { id = int(tx.ID()); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // TestPutSaidWithCommit: what PutSaidWithCommit leaves is recorded by the next commit's
@@ -99,7 +131,7 @@ func TestPutSaidWithCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.PutSaidWithCommit("path", "/r/bin")
-	if err := d.PutSaid("copy", "x"); err != nil { // a write of its own
+	if err := d.PutRepo(Pin{Location: "https://example.com/repo/"}); err != nil { // a write of its own
 		t.Fatal(err)
 	}
 	if got, err := open(t, path).SaidState("path"); got != "" || err != nil {

@@ -55,16 +55,24 @@ func TestNotices(t *testing.T) {
 		t.Errorf("said %d times after the end, want 4", said)
 	}
 
-	// Said in a root with a commit, by another command: recorded at once.
+	// Said in a root with a commit, by the command that holds it: recorded with its next
+	// write, or at its Close, not in a transaction of its own; a command reading the root
+	// meanwhile says it too, but none after.
 	if r, err = Open(context.Background(), dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
 	late := &Notices{Dir: dir}
 	late.Hold(r)
 	tell(late, "c")
 	tell(&Notices{Dir: dir}, "c")
-	if said != 5 {
-		t.Errorf("said %d times, want 5: once by the command that held the root", said)
+	if said != 6 {
+		t.Errorf("said %d times, want 6: by the command that holds the root, and by one reading it before its Close", said)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tell(&Notices{Dir: dir}, "c")
+	if said != 6 {
+		t.Errorf("said %d times, want 6: recorded at the holder's Close", said)
 	}
 }

@@ -152,7 +152,7 @@ func TestRebuildKeepsInstallTimes(t *testing.T) {
 		cands[p.Name] = []Candidate{{Package: p, Members: installIn(t, r, base, p, tree("etc/"+p.Name+"=x"))}}
 	}
 	install(prefixPkg("a", "1"))
-	must(t, r.remember("a note", "said")) // a write, which records the time a's links ended
+	must(t, r.db.PutRepo(db.Pin{Location: "https://example.com/repo/"})) // a write, which records the time a's links ended
 	old, err := os.ReadFile(filepath.Join(dir, ".pkg", "db"))
 	if err != nil {
 		t.Fatal(err)
