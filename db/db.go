@@ -719,7 +719,7 @@ func (d *DB) Release() error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.hold, d.said = false, nil
+	d.hold, d.said, d.commitSaid = false, nil, nil
 	return errors.Join(d.dropReader(), d.settle())
 }
 
@@ -1003,6 +1003,10 @@ func (d *DB) SetIntents(ins []Intent) error {
 // grown by the same transaction moves the entries after it, and thousands of packages put in
 // any other order cost time in the square of their number (a 50,000-deep chain, #30).
 func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, requested map[string]repo.Requirement, pc *PrefixChange, unasked ...string) error {
+	d.mu.Lock()
+	said := d.commitSaid // this commit's alone, recorded or not, whatever fails below
+	d.commitSaid = nil
+	d.mu.Unlock()
 	order, keyOf := make([]int, len(ps)), make([]string, len(ps)) // ps by key
 	for i := range order {
 		order[i], keyOf[i] = i, ps[i].Key()
@@ -1026,10 +1030,6 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 	}
 	// The intents of a first change's prefix (FirstIntent) only this commit can be.
 	keys := append(append(slices.Clone(remove), keyOf...), FirstIntent)
-	d.mu.Lock()
-	said := d.commitSaid // this commit's alone, recorded or not
-	d.commitSaid = nil
-	d.mu.Unlock()
 	var void []intentEntry // the intents kept as names this commit makes void, removed once it is done
 	err := d.writeWith(what, true, true, pc.sync(), func(tx *bolt.Tx) (err error) {
 		if void, err = d.commitIntents(tx, keys); err != nil {

@@ -49,8 +49,10 @@ func (d *DB) PutSaid(key, state string) error {
 // PutSaidWithCommit has the next CommitRequested record, in its transaction, that the user
 // was told of the condition key in state: a note said once a change is committed is so
 // recorded by the commit itself rather than by a transaction of its own after it, which
-// costs bbolt's two fdatasyncs. A commit that fails records nothing of it, and no other
-// transaction does: the note it was for is not said.
+// costs bbolt's two fdatasyncs. No other transaction records it, nor a later commit,
+// even where this one fails before its transaction: the note it was for is not said. A
+// commit whose error comes after its transaction is in the file may have recorded it:
+// where SaidState then reads it, the caller says the note.
 func (d *DB) PutSaidWithCommit(key, state string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

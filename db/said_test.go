@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -43,7 +44,7 @@ func TestSaidState(t *testing.T) {
 // TestSaidWithCommit: in a new root's database held by its command, what was said is
 // recorded by the command's commit, whose one fdatasync (seal) is then the only one, or
 // at Release where no write came; SaidState reads it back meanwhile. In a database with
-// a commit, PutSaid writes at once.
+// a commit too, it rides on the next write or on Release.
 func TestSaidWithCommit(t *testing.T) {
 	if dir := os.Getenv("PKG_DB_SAID"); dir != "" { // the process strace watches
 		d := openHeld(t, filepath.Join(dir, "db"))
@@ -151,5 +152,35 @@ func TestPutSaidWithCommit(t *testing.T) {
 	}
 	if got, err := open(t, path).SaidState("path"); got != "" || err != nil {
 		t.Errorf("SaidState after a later commit = %q, %v; want the first commit alone to record it", got, err)
+	}
+}
+
+// TestPutSaidWithCommitFailed: what PutSaidWithCommit leaves is the next commit's alone,
+// even where that commit fails before its transaction (a record json cannot encode): no
+// later commit records it, nor one after a Release.
+func TestPutSaidWithCommitFailed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := openHeld(t, path)
+	defer d.Release()
+	unencodable := &Record{Name: "a", Version: "1", Installed: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
+	d.PutSaidWithCommit("path", "/r/bin")
+	if err := d.Commit([]*Record{unencodable}, []*FileList{writeFiles(t, d, nil)}, nil); err == nil {
+		t.Fatal("Commit of a record dated past 9999 succeeded")
+	}
+	if err := d.Commit([]*Record{{Name: "b", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := open(t, path).SaidState("path"); got != "" || err != nil {
+		t.Errorf("SaidState after a later commit = %q, %v; want nothing: the failed commit's note is not said", got, err)
+	}
+	d.PutSaidWithCommit("path", "/r/bin")
+	if err := d.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Commit([]*Record{{Name: "c", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := open(t, path).SaidState("path"); got != "" || err != nil {
+		t.Errorf("SaidState after a commit past Release = %q, %v; want nothing", got, err)
 	}
 }
