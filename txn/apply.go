@@ -72,10 +72,12 @@ type Target struct {
 	Quiet       bool
 
 	offPath string // the bin/ off Path whose note the commit records (foreseePath)
-	// copyNoted says the commit records how the data were copied (foreseeCopy), and
-	// copied the Result tell then says it of, if any.
+	// copyNoted says the commit records how the data were copied (foreseeCopy), copied
+	// the Result tell then says it of, if any, and copySaid the state the commit records,
+	// "" for none or the condition's end.
 	copyNoted bool
 	copied    *install.Result
+	copySaid  string
 }
 
 // ErrNotBound is Apply of a plan that holds no root: a dry run's, one not bound, or one
@@ -159,8 +161,10 @@ func (t *Target) tell(out *Outcome) {
 	if n == nil {
 		return
 	}
-	if t.copyNoted && out.Committed {
-		out.Copied = t.copied // the commit recorded it (foreseeCopy)
+	if t.copyNoted {
+		if out.Committed || t.recorded("copy", t.copySaid) {
+			out.Copied = t.copied // the commit recorded it (foreseeCopy)
+		}
 	} else {
 		said := false
 		for _, res := range out.Results {
@@ -187,7 +191,17 @@ func (t *Target) tell(out *Outcome) {
 		case bin == t.offPath: // due before the change, recorded by its commit (foreseePath)
 			out.OffPath = bin
 		}
+	} else if t.recorded("path", t.offPath) {
+		out.OffPath = t.offPath
 	}
+}
+
+// recorded reports whether a change not committed had its commit record, all the same,
+// that the user was told of key in state (foreseePath, foreseeCopy): a commit whose
+// error comes after its transaction is in the file (a new root's seal whose sync failed,
+// install.Root.Apply then keeping the change), where a note not said now never would be.
+func (t *Target) recorded(key, state string) bool {
+	return state != "" && t.Notices.Told(key) == state
 }
 
 // foreseePath has the commit record the note tell says of a bin/ not on Path, where it is
@@ -232,6 +246,7 @@ func (t *Target) foreseeCopy(staged []*install.Staged) {
 	}
 	if state != told {
 		t.Root.SayWithCommit("copy", state)
+		t.copySaid = state
 	}
 	t.copyNoted = true
 }

@@ -102,3 +102,46 @@ func TestApplyNoFetcher(t *testing.T) {
 		t.Errorf("the root made for the plan is still there: %v", err)
 	}
 }
+
+// TestTellRecordedUncommitted: a change whose commit recorded its notes (foreseePath,
+// foreseeCopy) and then failed, as a new root's seal whose sync fails does, the change
+// kept in the root, says them all the same: the root records them as said, and would
+// never say them again; where the commit recorded nothing, nothing is said, and the
+// notes stay due.
+func TestTellRecordedUncommitted(t *testing.T) {
+	copied := &install.Result{Method: install.Copy, Fallback: errors.New("cross-device")}
+	for _, recorded := range []bool{true, false} {
+		dir := filepath.Join(t.TempDir(), "root")
+		bin := filepath.Join(dir, "bin")
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, "tool"), nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		n := &install.Notices{Dir: dir}
+		root, err := install.Open(context.Background(), dir, install.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Hold(root)
+		state := copyState(copied, "")
+		tg := Target{Root: root, Fetcher: &Fetcher{}, Notices: n, Path: "/usr/bin"}
+		tg.foreseePath()
+		tg.copyNoted, tg.copied, tg.copySaid = true, copied, state // as foreseeCopy leaves one copy
+		if recorded {
+			// What the commit's transaction wrote before its error.
+			n.Said("path", bin)
+			n.Said("copy", state)
+		}
+		out := &Outcome{}
+		tg.tell(out)
+		root.Close()
+		if got := out.OffPath != ""; got != recorded {
+			t.Errorf("commit failed, notes recorded %v: said the PATH note %v", recorded, got)
+		}
+		if got := out.Copied != nil; got != recorded {
+			t.Errorf("commit failed, notes recorded %v: said the copy note %v", recorded, got)
+		}
+	}
+}
