@@ -165,19 +165,16 @@ func (t *Target) tell(out *Outcome) {
 		if out.Committed || t.recorded("copy", t.copySaid) {
 			out.Copied = t.copied // the commit recorded it (foreseeCopy)
 		}
-	} else {
-		said := false
-		for _, res := range out.Results {
-			switch {
-			case res.Method == install.Clone && res.Fallback == nil:
-				n.End("copy")
-			case res.Fallback != nil && !said:
-				said = true
-				if state := copyState(res, t.Cache); n.Due("copy", state) {
-					out.Copied = res
-					t.said(n, "copy", state)
-				}
-			}
+	} else { // not foreseen: recorded now
+		told := n.Told("copy")
+		var state string
+		out.Copied, state = copyNote(out.Results, t.Cache, told, t.Quiet)
+		switch {
+		case state == told:
+		case state == "":
+			n.End("copy")
+		default:
+			n.Said("copy", state)
 		}
 	}
 	if out.Committed && t.Fetcher != nil {
@@ -218,37 +215,49 @@ func (t *Target) foreseePath() {
 }
 
 // foreseeCopy has the commit record what tell says of how the data of the packages staged
-// were copied, as tell would leave it recorded going through their Results in order (one
-// that shared blocks ends the condition, the first that copied says it where it is due,
-// unless the command is quiet): a root whose installs copy (a cache on another
-// filesystem, a filesystem that cannot share blocks, as ext4) would otherwise record it
-// in a transaction of its own, two more fdatasyncs, at its first install.
+// were copied (copyNote): a root whose installs copy (a cache on another filesystem, a
+// filesystem that cannot share blocks, as ext4) would otherwise record it in a
+// transaction of its own, two more fdatasyncs, at its first install.
 func (t *Target) foreseeCopy(staged []*install.Staged) {
 	n := t.Notices
 	if n == nil {
 		return
 	}
+	results := make([]*install.Result, len(staged))
+	for i, s := range staged {
+		results[i] = s.Result()
+	}
 	told := n.Told("copy")
-	state, said := told, false
-	for _, s := range staged {
-		switch res := s.Result(); {
+	copied, state := copyNote(results, t.Cache, told, t.Quiet)
+	if state != told {
+		t.Root.SayWithCommit("copy", state)
+		t.copySaid = state
+	}
+	t.copied, t.copyNoted = copied, true
+}
+
+// copyNote returns what is said of how the data of results were copied, where the root
+// records that it was told state told (Notices): the first Result that copied, where its
+// condition (copyState) is not the one told, and the state to record once it is said.
+// A Result that shared blocks ends the condition, so that it is said again should it
+// return; a quiet command, which shows no notes, has it said and records nothing of it.
+func copyNote(results []*install.Result, cache, told string, quiet bool) (copied *install.Result, state string) {
+	state, seen := told, false
+	for _, res := range results {
+		switch {
 		case res.Method == install.Clone && res.Fallback == nil:
 			state = ""
-		case res.Fallback != nil && !said:
-			said = true
-			if now := copyState(res, t.Cache); now != state {
-				t.copied = res
-				if !t.Quiet {
+		case res.Fallback != nil && !seen:
+			seen = true
+			if now := copyState(res, cache); now != state {
+				copied = res
+				if !quiet {
 					state = now
 				}
 			}
 		}
 	}
-	if state != told {
-		t.Root.SayWithCommit("copy", state)
-		t.copySaid = state
-	}
-	t.copyNoted = true
+	return copied, state
 }
 
 // said records that the user was told of key in state, unless the command is quiet: a
