@@ -172,7 +172,7 @@ type DB struct {
 	listed listMemo    // the last decoding of reader's records, List's or its commit's (prime); d.mu is held
 	primed *primedList // the records the write transaction under way leaves, decoding beside its commit; d.mu is held
 
-	said       map[string]string // what PutSaid left for the next write transaction (prepare) or Release; d.mu is held
+	said       map[string]string // what PutSaid left for the next summed write transaction (prepare) or Release; d.mu is held
 	commitSaid map[string]string // what PutSaidWithCommit left for the next CommitRequested alone; d.mu is held
 }
 
@@ -1110,9 +1110,9 @@ func (d *DB) waitTidied() {
 const fillPercent = 0.9
 
 // prepare readies a write transaction: it creates the buckets, records the format (mark),
-// removes the marker a cut left after the last finish (unmarkFinished), finishes a
-// roll-forward its marker says is done where the transaction is summed (finish: one that
-// falls back must lose nothing), and, in this DB's first, deletes the chunks of lists whose
+// removes the marker a cut left after the last finish (unmarkFinished), where the
+// transaction is summed records what PutSaid left and finishes a roll-forward its marker
+// says is done (finish: one that falls back must lose nothing), and, in this DB's first, deletes the chunks of lists whose
 // Commit never came, before this DB writes any of its own. (Whoever writes holds the root's lock: no
 // other DB is between WriteFiles and Commit.)
 func (d *DB) prepare(tx *bolt.Tx, sum bool) error {
@@ -1130,10 +1130,10 @@ func (d *DB) prepare(tx *bolt.Tx, sum bool) error {
 	if err := d.unmarkFinished(tx); err != nil {
 		return err
 	}
-	if err := d.putSaidLater(tx); err != nil {
-		return err
-	}
 	if sum {
+		if err := d.putSaidLater(tx); err != nil {
+			return err
+		}
 		if err := d.finish(tx); err != nil {
 			return err
 		}
@@ -1204,7 +1204,9 @@ func (d *DB) writeWith(what string, summed, carry bool, sync func() error, fn fu
 		b.Close()
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	d.said = nil // recorded (prepare)
+	if summed {
+		d.said = nil // recorded (prepare)
+	}
 	if d.fresh {
 		if err := d.adopt(); err != nil {
 			b.Close()

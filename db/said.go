@@ -26,7 +26,9 @@ func (d *DB) SaidState(key string) (string, error) {
 
 // PutSaid records that the user was told of the condition key in state; "" records
 // that it ended. In a database held by its command (Options.Hold), it is recorded with
-// the next write transaction, the command's commit, or at Release, where a transaction of
+// the next summed write transaction (not a file list's chunks written ahead, which a
+// database that falls back to its last sum may lose), the command's commit, or at
+// Release, where a transaction of
 // its own would take bbolt's two fdatasyncs (in a new root's database not yet written,
 // it would also be the first, and the commit, no longer its first, would take two where
 // it takes one: seal). A command cut short before then says it again. Other processes
@@ -70,8 +72,8 @@ func putSaid(tx *bolt.Tx, key, state string) error {
 	return tx.Bucket(saidBucket).Put([]byte(key), []byte(state))
 }
 
-// putSaidLater records in tx what PutSaid left for the next write transaction; the
-// caller forgets it once tx commits. d.mu is held.
+// putSaidLater records in tx, a summed write transaction (prepare), what PutSaid left for
+// it; the caller forgets it once tx commits. d.mu is held.
 func (d *DB) putSaidLater(tx *bolt.Tx) error {
 	for _, key := range slices.Sorted(maps.Keys(d.said)) {
 		if err := putSaid(tx, key, d.said[key]); err != nil {

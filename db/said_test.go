@@ -184,3 +184,31 @@ func TestPutSaidWithCommitFailed(t *testing.T) {
 		t.Errorf("SaidState after a commit past Release = %q, %v; want nothing", got, err)
 	}
 }
+
+// TestSaidNotAhead: what PutSaid leaves rides on a summed write, the commit, not on the
+// transactions that write a long file list ahead of it, which a database that falls back
+// to its last sum may lose.
+func TestSaidNotAhead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	d := openHeld(t, path)
+	defer d.Release()
+	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.PutSaid("k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	l := writeFiles(t, d, manyFiles("big", aheadFiles))
+	if l.gen == 0 {
+		t.Fatal("the list was not written ahead")
+	}
+	if got, err := open(t, path).SaidState("k"); got != "" || err != nil {
+		t.Errorf("SaidState after the list written ahead = %q, %v; want nothing before the commit", got, err)
+	}
+	if err := d.Commit([]*Record{{Name: "big", Version: "1"}}, []*FileList{l}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := open(t, path).SaidState("k"); got != "v" || err != nil {
+		t.Errorf("SaidState after the commit = %q, %v; want v", got, err)
+	}
+}
