@@ -20,7 +20,7 @@ type Notices struct {
 // Due reports whether the condition key is to be said in state: the root does not record
 // that the user was told of it in that state. State "" is the condition's end (End),
 // never due. A caller that prints it then records it with Said.
-func (n *Notices) Due(key, state string) bool { return state != "" && state != n.told(key) }
+func (n *Notices) Due(key, state string) bool { return state != "" && state != n.Told(key) }
 
 // Said records that the user was told of the condition key in state.
 func (n *Notices) Said(key, state string) { n.remember(key, state) }
@@ -28,7 +28,7 @@ func (n *Notices) Said(key, state string) { n.remember(key, state) }
 // End forgets what was said of the condition key, which holds no more, so that it is
 // said again should it return.
 func (n *Notices) End(key string) {
-	if n.told(key) != "" {
+	if n.Told(key) != "" {
 		n.remember(key, "")
 	}
 }
@@ -49,10 +49,7 @@ func (n *Notices) Hold(root *Root) {
 
 // Told returns the state the root records that the user was told of the condition key
 // in, "" if none or if there is no root.
-func (n *Notices) Told(key string) string { return n.told(key) }
-
-// told returns the state the root records for key, "" if none or if there is no root.
-func (n *Notices) told(key string) string {
+func (n *Notices) Told(key string) string {
 	if n.root != nil {
 		state, _ := n.root.DB().SaidState(key)
 		return state
