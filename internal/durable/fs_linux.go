@@ -140,8 +140,9 @@ func TracksPath(path string) bool {
 	return ForFS(fd).Tracks()
 }
 
-// Tracks reports whether Start and Wait do anything: where they do not, Commit flushes
-// the whole filesystem.
+// Tracks reports whether Wait does anything, so that Commit commits the files waited for
+// with the renames: where it does not, Commit flushes the whole filesystem (and Start
+// does nothing, except on btrfs before Linux 6.1: Starts).
 func (f Files) Tracks() bool { return f.kind == journal || f.kind == btrfs }
 
 // Starts reports whether Start starts a file's write-back: where Tracks does, and on
