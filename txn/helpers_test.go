@@ -57,6 +57,24 @@ func (w *world) index(dir string) *txn.Catalog {
 // install installs reqs into the root at dir.
 func (w *world) install(dir string, reqs ...string) *txn.Outcome {
 	w.t.Helper()
+	return w.installWith(dir, nil, reqs...)
+}
+
+// installNoted installs reqs into the root at dir as a command does, with the notes it
+// says once per root (install.Notices), PATH path, showing none if quiet.
+func (w *world) installNoted(dir, path string, quiet bool, reqs ...string) *txn.Outcome {
+	w.t.Helper()
+	return w.installWith(dir, func(root *install.Root, t *txn.Target) {
+		n := &install.Notices{Dir: dir}
+		n.Hold(root)
+		t.Notices, t.Path, t.Quiet = n, path, quiet
+	}, reqs...)
+}
+
+// installWith installs reqs into the root at dir, the change's Target set by with, if
+// not nil.
+func (w *world) installWith(dir string, with func(*install.Root, *txn.Target), reqs ...string) *txn.Outcome {
+	w.t.Helper()
 	root, err := install.Open(context.Background(), dir, install.Options{NoSync: true})
 	if err != nil {
 		w.t.Fatal(err)
@@ -79,8 +97,11 @@ func (w *world) install(dir string, reqs ...string) *txn.Outcome {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	f := &txn.Fetcher{Source: ix.Source, Jobs: 2, Cache: w.cache}
-	plan.Bind(txn.Target{Root: root, Fetcher: f})
+	target := txn.Target{Root: root, Fetcher: &txn.Fetcher{Source: ix.Source, Jobs: 2, Cache: w.cache}}
+	if with != nil {
+		with(root, &target)
+	}
+	plan.Bind(target)
 	out, err := plan.Apply(context.Background())
 	if err != nil {
 		w.t.Fatal(err)

@@ -1,57 +1,13 @@
 package txn_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
 
-	"pkg/install"
 	"pkg/internal/testfs"
-	"pkg/repo"
-	"pkg/txn"
 )
-
-// installNoted installs reqs into the root at dir as a command does, with the notes it
-// says once per root (install.Notices) and PATH path, and returns the Outcome.
-func (w *world) installNoted(dir, path string, quiet bool, reqs ...string) *txn.Outcome {
-	w.t.Helper()
-	n := &install.Notices{Dir: dir}
-	root, err := install.Open(context.Background(), dir, install.Options{NoSync: true})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer root.Close()
-	n.Hold(root)
-	ix := w.index(dir)
-	var rs []repo.Requirement
-	for _, s := range reqs {
-		r, err := repo.ParseRequirement(s)
-		if err != nil {
-			w.t.Fatal(err)
-		}
-		rs = append(rs, r)
-	}
-	recs, err := root.DB().List()
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	plan, err := txn.NewPlan(txn.Spec{Action: txn.Install, Requires: rs, Root: root.Dir(), Records: recs, Catalog: ix, Cache: w.cache})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	f := &txn.Fetcher{Source: ix.Source, Jobs: 2, Cache: w.cache}
-	plan.Bind(txn.Target{Root: root, Fetcher: f, Requests: rs, Notices: n, Path: path, Quiet: quiet})
-	out, err := plan.Apply(context.Background())
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return out
-}
 
 // lastTx returns the id of the last transaction committed to the database of the root at dir.
 func lastTx(t *testing.T, dir string) int {
@@ -93,42 +49,14 @@ func TestPathNoteCommitted(t *testing.T) {
 	}
 }
 
-// addBig adds to the repository in dir a package of one file, data, of 256 KiB: staged in
-// bulk (cloned where the root shares blocks with the cache, else copied).
-func addBig(t *testing.T, dir, name string) {
-	t.Helper()
-	var b bytes.Buffer
-	tw := tar.NewWriter(&b)
-	data := make([]byte, 256<<10)
-	for i := range data {
-		data[i] = byte(i * 7)
-	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name + "/data", Mode: 0o644, Size: int64(len(data))}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	archive := filepath.Join(t.TempDir(), name+".tar")
-	if err := os.WriteFile(archive, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.Add(context.Background(), dir, archive, repo.Package{Name: name, Version: "1"}, false, nil); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestCopyNoteCommitted: the note that a root's installs copy the data (here a root on ext4,
 // which shares no blocks, the cache elsewhere), due at its first install, is recorded by
 // that install's commit: it writes as many transactions as a quiet one's, which records no
 // note; and the note is not said again.
 func TestCopyNoteCommitted(t *testing.T) {
 	w := newWorld(t)
-	addBig(t, w.repo, "big")
-	addBig(t, w.repo, "bigger")
+	addSized(t, w.repo, "big", 256<<10)
+	addSized(t, w.repo, "bigger", 256<<10)
 	mnt := testfs.Mount(t, "ext4")
 	noted, quiet := filepath.Join(mnt, "noted"), filepath.Join(mnt, "quiet")
 	if out := w.installNoted(quiet, "", true, "big"); out.Copied == nil {
