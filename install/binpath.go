@@ -37,7 +37,8 @@ type said struct {
 // SayWithCommit has the next Apply's commit record that the user was told of the
 // condition key in state, "" its end (db.DB.PutSaidWithCommit): a note said of a change
 // once it is committed is so recorded by the commit rather than by a transaction of its
-// own after it, which takes two fdatasyncs. A commit that fails records none of it.
+// own after it, which takes two fdatasyncs. A commit that fails before its transaction
+// records none of it, nor does a later one; one whose error comes after may have.
 func (r *Root) SayWithCommit(key, state string) {
 	r.sayings = append(r.sayings, said{key: key, state: state})
 }

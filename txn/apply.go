@@ -155,7 +155,8 @@ func (p *Plan) Apply(ctx context.Context) (out *Outcome, err error) {
 
 // tell sets what out has to say once per root (Target.Notices): how the data were copied,
 // for the first package that copied them (one that shared blocks ends the condition), and,
-// once a change that fetched committed, a bin/ that is not on Path.
+// once a change that fetched committed, a bin/ that is not on Path; of a change not
+// committed, only what its commit recorded all the same (recorded).
 func (t *Target) tell(out *Outcome) {
 	n := t.Notices
 	if n == nil {
