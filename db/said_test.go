@@ -44,7 +44,7 @@ func TestSaidState(t *testing.T) {
 // TestSaidWithCommit: in a new root's database held by its command, what was said is
 // recorded by the command's commit, whose one fdatasync (seal) is then the only one, or
 // at Release where no write came; SaidState reads it back meanwhile. In a database with
-// a commit too, it rides on the next write or on Release.
+// a commit too, it rides on the next summed write or on Release.
 func TestSaidWithCommit(t *testing.T) {
 	if dir := os.Getenv("PKG_DB_SAID"); dir != "" { // the process strace watches
 		d := openHeld(t, filepath.Join(dir, "db"))
@@ -82,7 +82,7 @@ func TestSaidWithCommit(t *testing.T) {
 	if got, err := open(t, path).SaidState("k"); got != "b" || err != nil {
 		t.Errorf("SaidState after Release = %q, %v; want b", got, err)
 	}
-	// In a database with a commit, too, what was said rides on the next write, or on
+	// In a database with a commit, too, what was said rides on the next summed write, or on
 	// Release where none comes: never a transaction of its own before it.
 	d = openHeld(t, path)
 	before := lastTxID(t, d)

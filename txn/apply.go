@@ -239,7 +239,8 @@ func (t *Target) foreseeCopy(staged []*install.Staged) {
 
 // copyNote returns what is said of how the data of results were copied, where the root
 // records that it was told state told (Notices): the first Result that copied, where its
-// condition (copyState) is not the one told, and the state to record once it is said.
+// condition (copyState) is not the state left by then (told, or its end where an earlier
+// Result shared blocks), and the state to record once it is said.
 // A Result that shared blocks ends the condition, so that it is said again should it
 // return; a quiet command, which shows no notes, has it said and records nothing of it.
 func copyNote(results []*install.Result, cache, told string, quiet bool) (copied *install.Result, state string) {
