@@ -60,8 +60,8 @@ func (w *world) install(dir string, reqs ...string) *txn.Outcome {
 	return w.installWith(dir, nil, reqs...)
 }
 
-// installNoted installs reqs into the root at dir as a command does, with the notes it
-// says once per root (install.Notices), PATH path, showing none if quiet.
+// installNoted installs reqs into the root at dir with the notes a command says once per
+// root (install.Notices), PATH path, showing none if quiet.
 func (w *world) installNoted(dir, path string, quiet bool, reqs ...string) *txn.Outcome {
 	w.t.Helper()
 	return w.installWith(dir, func(root *install.Root, t *txn.Target) {
