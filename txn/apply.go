@@ -72,12 +72,10 @@ type Target struct {
 	Quiet       bool
 
 	offPath string // the bin/ off Path whose note the commit records (foreseePath)
-	// copyNoted says the commit records how the data were copied (foreseeCopy), copied
-	// the Result tell then says it of, if any, and copySaid the state the commit records,
-	// "" for none or the condition's end.
-	copyNoted bool
-	copied    *install.Result
-	copySaid  string
+	// copied is the Result tell says how the data were copied of, if any, and copySaid
+	// the state the commit records, "" for none or the condition's end (foreseeCopy).
+	copied   *install.Result
+	copySaid string
 }
 
 // ErrNotBound is Apply of a plan that holds no root: a dry run's, one not bound, or one
@@ -162,21 +160,8 @@ func (t *Target) tell(out *Outcome) {
 	if n == nil {
 		return
 	}
-	if t.copyNoted {
-		if out.Committed || t.recorded("copy", t.copySaid) {
-			out.Copied = t.copied // the commit recorded it (foreseeCopy)
-		}
-	} else { // not foreseen: recorded now
-		told := n.Told("copy")
-		var state string
-		out.Copied, state = copyNote(out.Results, t.Cache, told, t.Quiet)
-		switch {
-		case state == told:
-		case state == "":
-			n.End("copy")
-		default:
-			n.Said("copy", state)
-		}
+	if out.Committed || t.recorded("copy", t.copySaid) {
+		out.Copied = t.copied // the commit recorded it (foreseeCopy)
 	}
 	if out.Committed && t.Fetcher != nil {
 		bin := t.Root.BinOffPath(t.Path)
@@ -234,7 +219,7 @@ func (t *Target) foreseeCopy(staged []*install.Staged) {
 		t.Root.SayWithCommit("copy", state)
 		t.copySaid = state
 	}
-	t.copied, t.copyNoted = copied, true
+	t.copied = copied
 }
 
 // copyNote returns what is said of how the data of results were copied, where the root

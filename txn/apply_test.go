@@ -13,9 +13,9 @@ import (
 )
 
 // tellIn opens the root at dir, as a command does, and returns what Apply's Outcome would
-// say of results, in a change through a fetcher that committed, with PATH path, for a
-// command that shows no notes if quiet.
-func tellIn(t *testing.T, dir, path string, quiet bool, results ...*install.Result) *Outcome {
+// say of a change through a fetcher that committed, with PATH path, for a command that
+// shows no notes if quiet.
+func tellIn(t *testing.T, dir, path string, quiet bool) *Outcome {
 	t.Helper()
 	n := &install.Notices{Dir: dir}
 	root, err := install.Open(context.Background(), dir, install.Options{})
@@ -24,19 +24,20 @@ func tellIn(t *testing.T, dir, path string, quiet bool, results ...*install.Resu
 	}
 	defer root.Close()
 	n.Hold(root)
-	out := &Outcome{Results: results, Committed: true}
+	out := &Outcome{Committed: true}
 	tg := Target{Root: root, Fetcher: &Fetcher{}, Notices: n, Path: path, Quiet: quiet}
 	tg.tell(out)
 	return out
 }
 
-// TestTellCopy: why an install copies is said once per root until that changes: not again
+// TestCopyNote: why an install copies is said once per root until that changes: not again
 // by the next command while it holds, again once an install shared blocks in between; a
-// quiet command's saying it does not count.
-func TestTellCopy(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "root")
+// quiet command's saying it does not count. Each command's told is the state the one
+// before left for its commit to record.
+func TestCopyNote(t *testing.T) {
 	copied := &install.Result{Method: install.Copy, Fallback: errors.New("cross-device")}
 	shared := &install.Result{Method: install.Clone}
+	told := ""
 	for i, tt := range []struct {
 		quiet   bool
 		results []*install.Result
@@ -48,9 +49,11 @@ func TestTellCopy(t *testing.T) {
 		{false, []*install.Result{shared}, false},        // the condition ends
 		{false, []*install.Result{copied}, true},         // and is new again
 	} {
-		if out := tellIn(t, root, "", tt.quiet, tt.results...); (out.Copied != nil) != tt.want || out.Copied != nil && out.Copied != copied {
-			t.Errorf("command %d: Copied %v, want said %v", i, out.Copied, tt.want)
+		got, state := copyNote(tt.results, "", told, tt.quiet)
+		if (got != nil) != tt.want || got != nil && got != copied {
+			t.Errorf("command %d: Copied %v, want said %v", i, got, tt.want)
 		}
+		told = state
 	}
 }
 
@@ -128,7 +131,7 @@ func TestTellRecordedUncommitted(t *testing.T) {
 		state := copyState(copied, "")
 		tg := Target{Root: root, Fetcher: &Fetcher{}, Notices: n, Path: "/usr/bin"}
 		tg.foreseePath()
-		tg.copyNoted, tg.copied, tg.copySaid = true, copied, state // as foreseeCopy leaves one copy
+		tg.copied, tg.copySaid = copied, state // as foreseeCopy leaves one copy
 		if recorded {
 			// What the commit's transaction wrote before its error.
 			n.Said("path", bin)
