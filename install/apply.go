@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
-	"pkg/internal/durable"
 	"pkg/internal/units"
 	"pkg/repo"
 )
@@ -1036,7 +1035,7 @@ func (r *Root) forceLog(staged []*Staged) func() {
 // syncs, the records' sync carries the trees (not Staged.whole), and they hold
 // forceLogFiles files or more.
 func (r *Root) forcesLog(staged []*Staged) bool {
-	if r.o.NoSync || !durable.ForFS(r.fd[meta]).Ordered() || slices.ContainsFunc(staged, func(s *Staged) bool { return s.whole }) {
+	if r.o.NoSync || !r.filesys().Ordered() || slices.ContainsFunc(staged, func(s *Staged) bool { return s.whole }) {
 		return false
 	}
 	files := 0
@@ -1057,10 +1056,8 @@ const firstOp = "first"
 // (the first components of its paths), which a start moves aside (unroll). Why one
 // transaction commit makes such a change durable: design.md, A first change.
 func (r *Root) firstChange(recs []db.Record, staged []*Staged, remove []string, plan *prefixPlan) (db.Intent, bool) {
-	if r.o.NoSync || len(r.made.dirs) == 0 || !r.db.Created() || len(recs) > 0 || len(remove) > 0 || len(staged) == 0 {
-		return db.Intent{}, false
-	}
-	if fs := durable.ForFS(r.fd[meta]); !fs.Tracks() || fs.Ordered() { // a statfs: only for a new root
+	fs := r.filesys()
+	if r.o.NoSync || !fs.Tracks() || fs.Ordered() || len(r.made.dirs) == 0 || !r.db.Created() || len(recs) > 0 || len(remove) > 0 || len(staged) == 0 {
 		return db.Intent{}, false
 	}
 	var tops []string

@@ -497,7 +497,7 @@ func (r *Root) commitTrees(staged []*Staged) error {
 		return nil
 	}
 	whole := slices.ContainsFunc(staged, func(s *Staged) bool { return s.whole })
-	if !whole && durable.ForFS(r.fd[meta]).Ordered() {
+	if !whole && r.filesys().Ordered() {
 		return nil
 	}
 	fd, err := r.open(place{in: pkgs}, unix.O_RDONLY|unix.O_DIRECTORY)

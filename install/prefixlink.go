@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pkg/db"
-	"pkg/internal/durable"
 	"pkg/internal/parallel"
 	"pkg/repo"
 	"pkg/tarutil"
@@ -47,7 +46,7 @@ func (r *Root) rollForward(p *db.Pending, known *known) error {
 	if err := rf.run(); err != nil {
 		return err
 	}
-	fs := durable.ForFS(r.fd[meta])
+	fs := r.filesys()
 	if !r.o.NoSync && !fs.Tracks() { // a syncfs, with no order: the links before the marker
 		if err := r.commitPrefix(); err != nil {
 			return err

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -70,6 +71,15 @@ type Root struct {
 	aside      []notice.KeptTree           // what unroll moved aside of a first change's prefix, said by Notes
 	looked     int                         // prefix paths the last change looked up and rolled forward: its cost
 	sayings    []said                      // what SayWithCommit and SayOffPath left for the next Apply's commit
+	fsOnce     sync.Once                   // asks filesys once
+	fs         durable.Files               // what filesys returns
+}
+
+// filesys returns how the root's filesystem makes files durable (durable.ForFS), asked of
+// it once: a statfs, and on ext4 a look into /sys and /proc, the same for the root's life.
+func (r *Root) filesys() durable.Files {
+	r.fsOnce.Do(func() { r.fs = durable.ForFS(r.fd[meta]) })
+	return r.fs
 }
 
 // Open creates the root's layout if needed, takes the lock, waiting for it until ctx is
