@@ -35,19 +35,15 @@ type said struct {
 }
 
 // SayWithCommit has the next Apply's commit record that the user was told of the
-// condition key in state, "" its end (db.DB.PutSaidWithCommit): a note said of a change
-// once it is committed is so recorded by the commit rather than by a transaction of its
-// own after it, which takes two fdatasyncs. A commit that fails before its transaction
-// records none of it, nor does a later one; one whose error comes after may have.
+// condition key in state, "" its end, as db.DB.PutSaidWithCommit says, failures included.
 func (r *Root) SayWithCommit(key, state string) {
 	r.sayings = append(r.sayings, said{key: key, state: state})
 }
 
-// SayOffPath returns the root's bin/ if it is not on path (a PATH value), else "", and,
-// as SayWithCommit, has the next Apply's commit record that the user was told of the
-// condition key in that state, where due says it is to be told and bin/ holds commands
-// once the change is done (commandsAfter), as BinOffPath will then find. Where the guess
-// was wrong the caller records the condition's end.
+// SayOffPath returns the root's bin/ where it is not on path (a PATH value) and due says
+// its note is to be told, else "", and has the next Apply's commit record key in that
+// state (SayWithCommit) where bin/ then holds commands (commandsAfter, a guess: BinOffPath
+// tells after the commit, and the caller ends a condition it finds gone).
 func (r *Root) SayOffPath(path, key string, due func(state string) bool) string {
 	dir := r.offPath(path)
 	if dir != "" && due(dir) {
