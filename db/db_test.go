@@ -1377,17 +1377,7 @@ func TestSealedCut(t *testing.T) {
 func zeroOut(t *testing.T, mnt string) {
 	t.Helper()
 	testfs.Run(t, "", "mount", "-o", "remount,dioread_lock", mnt)
-	mounts, err := os.ReadFile("/proc/mounts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dev string
-	for line := range strings.Lines(string(mounts)) {
-		if f := strings.Fields(line); len(f) > 1 && f[1] == mnt {
-			dev = filepath.Base(f[0])
-		}
-	}
-	if err := os.WriteFile("/sys/fs/ext4/"+dev+"/extent_max_zeroout_kb", []byte("256"), 0); err != nil {
+	if err := os.WriteFile("/sys/fs/ext4/"+testfs.Device(t, mnt)+"/extent_max_zeroout_kb", []byte("256"), 0); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -285,6 +285,27 @@ func Remount(t testing.TB, mnt string) {
 	Run(t, "", "mount", "-o", "loop", imgs[0], mnt)
 }
 
+// Device returns the name of the block device mounted at mnt, as /sys/class/block and
+// /sys/fs/ext4 name it ("loop3"): a Mount's loop device, found by /proc/self/mounts,
+// since btrfs's st_dev is a device of its own, not the disk's.
+func Device(t testing.TB, mnt string) string {
+	t.Helper()
+	mounts, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := ""
+	for line := range strings.Lines(string(mounts)) {
+		if f := strings.Fields(line); len(f) > 1 && f[1] == mnt {
+			dev = filepath.Base(f[0])
+		}
+	}
+	if dev == "" {
+		t.Fatalf("testfs: nothing is mounted at %s", mnt)
+	}
+	return dev
+}
+
 // Extent is a range of a file's data at a place on its filesystem.
 type Extent struct {
 	Logical, Physical, Length int64
