@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -1065,10 +1064,8 @@ func (d *DB) CommitRequested(ps []*Record, files []*FileList, remove []string, r
 		if err := putPrefix(tx, pc); err != nil {
 			return err
 		}
-		for _, key := range slices.Sorted(maps.Keys(said)) {
-			if err := putSaid(tx, key, said[key]); err != nil {
-				return err
-			}
+		if err := putSaidAll(tx, said); err != nil {
+			return err
 		}
 		d.prime(tx)
 		return nil
@@ -1131,7 +1128,7 @@ func (d *DB) prepare(tx *bolt.Tx, sum bool) error {
 		return err
 	}
 	if sum {
-		if err := d.putSaidLater(tx); err != nil {
+		if err := putSaidAll(tx, d.said); err != nil { // forgotten once tx commits (writeWith)
 			return err
 		}
 		if err := d.finish(tx); err != nil {

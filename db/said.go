@@ -72,11 +72,11 @@ func putSaid(tx *bolt.Tx, key, state string) error {
 	return tx.Bucket(saidBucket).Put([]byte(key), []byte(state))
 }
 
-// putSaidLater records in tx, a summed write transaction (prepare), what PutSaid left for
-// it; the caller forgets it once tx commits. d.mu is held.
-func (d *DB) putSaidLater(tx *bolt.Tx) error {
-	for _, key := range slices.Sorted(maps.Keys(d.said)) {
-		if err := putSaid(tx, key, d.said[key]); err != nil {
+// putSaidAll records in tx each key of said in its state (putSaid), in key order: what
+// PutSaid left for a summed write (prepare), or PutSaidWithCommit for a commit.
+func putSaidAll(tx *bolt.Tx, said map[string]string) error {
+	for _, key := range slices.Sorted(maps.Keys(said)) {
+		if err := putSaid(tx, key, said[key]); err != nil {
 			return err
 		}
 	}
