@@ -44,6 +44,16 @@ func openWith(t testing.TB, path string, o Options) *DB {
 	return d
 }
 
+// lastTxID returns the id of the last transaction d's file holds.
+func lastTxID(t *testing.T, d *DB) int {
+	t.Helper()
+	var id int
+	if err := d.view(func(tx *bolt.Tx) error { id = tx.ID(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 func TestCommitListFilesDelete(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
 	p := &Record{Name: "hello", Version: "1.2.0", SHA256: "ab", Depends: testrepo.Requires("libgreet>=1"), Files: 2, Size: 10,
@@ -246,13 +256,7 @@ func TestWaitEndsWithContext(t *testing.T) {
 // write transaction, and that the first write creates what it needs.
 func TestNewDatabaseReads(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
-	txid := func() (id int) {
-		if err := d.view(func(tx *bolt.Tx) error { id = tx.ID(); return nil }); err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
-	before := txid()
+	before := lastTxID(t, d)
 	if ps, err := d.List(); err != nil || len(ps) != 0 {
 		t.Errorf("List: %v, %v", ps, err)
 	}
@@ -268,7 +272,7 @@ func TestNewDatabaseReads(t *testing.T) {
 	if _, ok, err := d.Repo("https://example.com/"); ok || err != nil {
 		t.Errorf("Repo: %v, %v", ok, err)
 	}
-	if after := txid(); after != before {
+	if after := lastTxID(t, d); after != before {
 		t.Errorf("reads wrote: transaction %d, then %d", before, after)
 	}
 	if err := d.SetIntents([]Intent{{Op: "install", Name: "a", Staging: "s"}}); err != nil {
@@ -1248,10 +1252,7 @@ func TestCommitPrimesList(t *testing.T) {
 		if err := d.CommitRequested(ps, fs, remove, nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		var id int
-		if err := d.view(func(tx *bolt.Tx) error { id = tx.ID(); return nil }); err != nil {
-			t.Fatal(err)
-		}
+		id := lastTxID(t, d)
 		if d.listed.db == nil || d.listed.id != id {
 			t.Errorf("commit %d: the memo is of transaction %d, want %d (the commit's)", i, d.listed.id, id)
 		}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"pkg/internal/testfs"
 )
 
@@ -110,16 +108,6 @@ func TestSaidWithCommit(t *testing.T) {
 	if got, err := open(t, path).SaidState("k"); got != "c" || err != nil {
 		t.Errorf("SaidState after Release = %q, %v; want c", got, err)
 	}
-}
-
-// lastTxID returns the id of the last transaction d's file holds.
-func lastTxID(t *testing.T, d *DB) int {
-	t.Helper()
-	var id int
-	if err := d.view(func(tx *bolt.Tx) error { id = int(tx.ID()); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return id
 }
 
 // TestPutSaidWithCommit: what PutSaidWithCommit leaves is recorded by the next commit's
