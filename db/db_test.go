@@ -749,23 +749,17 @@ func TestOpenFIFO(t *testing.T) {
 		if err := unix.Mkfifo(filepath.Join(filepath.Dir(path), name), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() {
+		err := returnsWithin(t, 5*time.Second, "Open and List with a FIFO at "+name, func() error {
 			d, err := Open(path, Options{Timeout: 200 * time.Millisecond})
 			if err == nil {
 				_, err = d.List()
 			}
-			done <- err
-		}()
-		select {
-		case err := <-done:
-			if name == "db" && err == nil {
-				t.Errorf("a FIFO at the database's name read as a database")
-			} else if name == "db.new" && err != nil {
-				t.Errorf("a FIFO at the temporary name: %v; want a database made in its place", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("Open and List with a FIFO at %s: still blocked after 5s", name)
+			return err
+		})
+		if name == "db" && err == nil {
+			t.Errorf("a FIFO at the database's name read as a database")
+		} else if name == "db.new" && err != nil {
+			t.Errorf("a FIFO at the temporary name: %v; want a database made in its place", err)
 		}
 	}
 }
