@@ -992,11 +992,12 @@ func (d *DB) SetIntents(ins []Intent) error {
 // CommitRequested records packages with their files and deletes the packages named in
 // remove, with their requests (Request), and the intents of all of them, in one
 // transaction: files[i] are those of ps[i], from WriteFiles. It also records, as Request
-// does, that the user asked for the packages named in requested and no longer for those
-// of unasked, what the change does to the prefix (pc, nil for nothing): its paths' owners
-// and its roll-forward, and what PutSaidWithCommit left, in the same transaction. Where the filesystem logs metadata in order
-// (durable.Files.Ordered), the transaction's first sync makes durable every change made
-// on it before, with the pages (carry): a commit's renames need no sync of their own there.
+// does, that the user asked for the packages named in requested and no longer for those of
+// unasked, what the change does to the prefix (pc, nil for nothing): its paths' owners and
+// its roll-forward, and what PutSaidWithCommit left, in the same transaction. Where the
+// filesystem logs metadata in order (durable.Files.Ordered), the transaction's first sync
+// makes durable every change made on it before, with the pages (carry): a commit's renames
+// need no sync of their own there.
 //
 // Keys are put in order: bbolt splits a node only at the commit, so each put into a node
 // grown by the same transaction moves the entries after it, and thousands of packages put in
@@ -1109,9 +1110,10 @@ const fillPercent = 0.9
 // prepare readies a write transaction: it creates the buckets, records the format (mark),
 // removes the marker a cut left after the last finish (unmarkFinished), where the
 // transaction is summed records what PutSaid left and finishes a roll-forward its marker
-// says is done (finish: one that falls back must lose nothing), and, in this DB's first, deletes the chunks of lists whose
-// Commit never came, before this DB writes any of its own. (Whoever writes holds the root's lock: no
-// other DB is between WriteFiles and Commit.)
+// says is done (finish: one that falls back must lose nothing), and, in this DB's first,
+// deletes the chunks of lists whose Commit never came, before this DB writes any of its
+// own. (Whoever writes holds the root's lock: no other DB is between WriteFiles and
+// Commit.)
 func (d *DB) prepare(tx *bolt.Tx, sum bool) error {
 	old := tx.Bucket(aheadBucket) == nil // made by a pkg from before lists and marks of lists written ahead
 	for _, name := range buckets {

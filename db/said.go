@@ -24,16 +24,15 @@ func (d *DB) SaidState(key string) (string, error) {
 	return state, err
 }
 
-// PutSaid records that the user was told of the condition key in state; "" records
-// that it ended. In a database held by its command (Options.Hold), it is recorded with
-// the next summed write transaction (not a file list's chunks written ahead, which a
-// database that falls back to its last sum may lose), the command's commit, or at
-// Release, where a transaction of
-// its own would take bbolt's two fdatasyncs (in a new root's database not yet written,
-// it would also be the first, and the commit, no longer its first, would take two where
-// it takes one: seal). A command cut short before then says it again. Other processes
-// read what the last write recorded; in a new root's database, nothing before its first
-// write (db.new: Open's NoCreate).
+// PutSaid records that the user was told of the condition key in state; "" records that it
+// ended. In a database held by its command (Options.Hold), it is recorded with the next
+// summed write transaction (not a file list's chunks written ahead, which a database that
+// falls back to its last sum may lose), the command's commit, or at Release, where a
+// transaction of its own would take bbolt's two fdatasyncs (in a new root's database not
+// yet written, it would also be the first, and the commit, no longer its first, would take
+// two where it takes one: seal). A command cut short before then says it again. Other
+// processes read what the last write recorded; in a new root's database, nothing before its
+// first write (db.new: Open's NoCreate).
 func (d *DB) PutSaid(key, state string) error {
 	d.mu.Lock()
 	if d.hold {

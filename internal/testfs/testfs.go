@@ -34,8 +34,8 @@ var mkfs = map[string][]string{
 }
 
 // Mount returns the root of a fresh filesystem of kind "xfs", "xfs16k", "btrfs", "ext4",
-// "ext4fc", "ext4casefold" or "vfat", unmounted and deleted when t ends. It skips t when that is impossible here (not root, no mkfs), except
-// under CI=true, where it fails.
+// "ext4fc", "ext4casefold" or "vfat", unmounted and deleted when t ends. It skips t when
+// that is impossible here (not root, no mkfs), except under CI=true, where it fails.
 func Mount(t testing.TB, kind string) string {
 	t.Helper()
 	args, ok := mkfs[kind]
