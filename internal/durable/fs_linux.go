@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -100,14 +98,8 @@ var waitsOrdered = sync.OnceValue(func() bool {
 // releaseAtLeast reports whether the kernel release r (uname -r: "6.1.0-18-amd64",
 // "5.15.0-91-generic") is major.minor or later.
 func releaseAtLeast(r string, major, minor int) bool {
-	ma, rest, ok := strings.Cut(r, ".")
-	if !ok {
-		return false
-	}
-	mi := rest[:len(rest)-len(strings.TrimLeft(rest, "0123456789"))]
-	x, err1 := strconv.Atoi(ma)
-	y, err2 := strconv.Atoi(mi)
-	if err1 != nil || err2 != nil {
+	var x, y int
+	if _, err := fmt.Sscanf(r, "%d.%d", &x, &y); err != nil {
 		return false
 	}
 	return x > major || x == major && y >= minor
