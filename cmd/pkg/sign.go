@@ -120,8 +120,8 @@ func durationText(d time.Duration) string {
 }
 
 // keptExpiry says that an add which changed no entry kept the index's signature, which
-// expires at was, in less than half the --expires given (the same add run again later
-// says nothing), and how to sign it again for all of it.
+// expires at was, in less than half the --expires given (sayIndex), and how to sign it
+// again for all of it.
 func keptExpiry(c *cli.Context, dir string, was time.Time) string {
 	line := "pkg repo sign " + shell.Quote(dir)
 	for _, k := range c.StringSlice("key") {
