@@ -162,15 +162,16 @@ func cloneEntry(c *fetch.Cache, sha, dest, store string, i int) error {
 	if err != nil {
 		return err
 	}
-	tailsDir := strings.TrimSuffix(c.Path(sha), ".tar") + ".tails"
+	// files: the entry's tail files, or its directory in the store
+	dir := strings.TrimSuffix(c.Path(sha), ".tar") + ".tails"
 	if store != "" {
-		tailsDir = fmt.Sprintf("%s/%d", store, i)
+		dir = fmt.Sprintf("%s/%d", store, i)
 	}
-	tails, err := unix.Open(tailsDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	files, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: tailsDir, Err: err}
+		return &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	defer unix.Close(tails)
+	defer unix.Close(files)
 	t, err := newTree(dest)
 	if err != nil {
 		return err
@@ -182,9 +183,9 @@ func cloneEntry(c *fetch.Cache, sha, dest, store string, i int) error {
 			_, err = t.dir(m.Name)
 		case m.Type != tar.TypeReg:
 		case store != "":
-			err = cloneWhole(t, tails, &m)
+			err = cloneWhole(t, files, &m)
 		default:
-			err = cloneMember(t, int(src.Fd()), info.Size(), tails, &m)
+			err = cloneMember(t, int(src.Fd()), info.Size(), files, &m)
 		}
 		if err != nil {
 			return err
