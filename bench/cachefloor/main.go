@@ -1,9 +1,10 @@
 // Command cachefloor measures what a warm install from a pkg cache costs with none of pkg
 // around it: it clones every entry of CACHE into DEST/N (N the entry's place in the cache's
 // list) with GOMAXPROCS workers, and does nothing else: no staging, no records, no layout,
-// no modification times, no sync (the timed window syncs). Each file is cloned as pkg
-// clones it: its whole blocks from the entry's tar, the rest from the entry's tail file
-// where it keeps one, else the tar's padded last block, cut to size (btrfs).
+// no modification times, no sync (the timed window syncs), and only directories and
+// regular files. Each file is cloned as pkg clones it: its whole blocks from the entry's
+// tar, the rest from the entry's tail file where it keeps one; else, as on btrfs, a file
+// under a block is copied and a larger one's padded last block cloned and cut to size.
 //
 // With -store DIR each file is cloned whole from DIR/N/NAME instead: the layout bun and
 // pnpm keep their stores in, which -prepare-store DIR writes from the cache, untimed.
@@ -17,6 +18,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"runtime"
@@ -162,16 +164,20 @@ func cloneEntry(c *fetch.Cache, sha, dest, store string, i int) error {
 	if err != nil {
 		return err
 	}
-	// files: the entry's tail files, or its directory in the store
+	// files: the entry's tail files, -1 where it keeps none, or its directory in the store
 	dir := strings.TrimSuffix(c.Path(sha), ".tar") + ".tails"
 	if store != "" {
 		dir = fmt.Sprintf("%s/%d", store, i)
 	}
 	files, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	switch {
+	case err == unix.ENOENT && store == "":
+		files = -1
+	case err != nil:
 		return &os.PathError{Op: "open", Path: dir, Err: err}
+	default:
+		defer unix.Close(files)
 	}
-	defer unix.Close(files)
 	t, err := newTree(dest)
 	if err != nil {
 		return err
@@ -213,7 +219,8 @@ func cloneWhole(t *tree, store int, m *tarutil.Member) error {
 }
 
 // cloneMember clones m's whole blocks from the tar src, size bytes long, and its tail from
-// its tail file, or where the entry keeps none, from the tar's padded block, cut to size.
+// its tail file in tails (-1: none). Without one, as pkg on btrfs, a file under a block
+// (its data unaligned in the tar) is sent, a larger one's last block cloned and cut to size.
 func cloneMember(t *tree, src int, size int64, tails int, m *tarutil.Member) error {
 	fd, err := t.create(m.Name, m.Mode)
 	if err != nil {
@@ -228,11 +235,19 @@ func cloneMember(t *tree, src int, size int64, tails int, m *tarutil.Member) err
 	if n == 0 {
 		return nil
 	}
-	tf, err := unix.Openat(tails, strconv.FormatInt(off, 10), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err == nil {
-		err = cloneRange(fd, tf, 0, body, n)
-		unix.Close(tf)
-	} else if err == unix.ENOENT {
+	err = unix.ENOENT
+	if tails >= 0 {
+		var tf int
+		if tf, err = unix.Openat(tails, strconv.FormatInt(off, 10), unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+			err = cloneRange(fd, tf, 0, body, n)
+			unix.Close(tf)
+		}
+	}
+	switch {
+	case err != unix.ENOENT:
+	case body == 0:
+		err = send(fd, src, off, n)
+	default:
 		// A clone may end off a block only at the source's end of file.
 		err = cloneRange(fd, src, off, body, min(tarutil.Alignment, size-off))
 		if err == nil {
@@ -241,6 +256,21 @@ func cloneMember(t *tree, src int, size int64, tails int, m *tarutil.Member) err
 	}
 	if err != nil {
 		return &os.PathError{Op: "clone tail", Path: m.Name, Err: err}
+	}
+	return nil
+}
+
+// send copies n bytes of src at off into the new, empty file fd.
+func send(fd, src int, off, n int64) error {
+	for n > 0 {
+		c, err := unix.Sendfile(fd, src, &off, int(n))
+		if err != nil {
+			return err
+		}
+		if c == 0 {
+			return io.ErrUnexpectedEOF
+		}
+		n -= int64(c)
 	}
 	return nil
 }
