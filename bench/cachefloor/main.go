@@ -36,7 +36,7 @@ func main() {
 	store := flag.String("store", "", "clone each file whole from `DIR`/N/NAME")
 	prepare := flag.String("prepare-store", "", "write each entry's files to `DIR`/N and stop")
 	flag.Parse()
-	if flag.NArg() != 2 && !(*prepare != "" && flag.NArg() == 1) {
+	if *prepare == "" && flag.NArg() != 2 || *prepare != "" && (flag.NArg() != 1 || *store != "") {
 		fmt.Fprintln(os.Stderr, "usage: cachefloor [-store DIR] CACHE DEST | cachefloor -prepare-store DIR CACHE")
 		os.Exit(2)
 	}
@@ -303,7 +303,7 @@ func writeEntry(c *fetch.Cache, sha, dest string) error {
 		case tar.TypeDir:
 			_, err = t.dir(m.Name)
 		case tar.TypeReg:
-			err = writeMember(t, src, &m)
+			err = writeMember(t, int(src.Fd()), &m)
 		}
 		if err != nil {
 			return err
@@ -312,17 +312,14 @@ func writeEntry(c *fetch.Cache, sha, dest string) error {
 	return nil
 }
 
-func writeMember(t *tree, src *os.File, m *tarutil.Member) error {
+func writeMember(t *tree, src int, m *tarutil.Member) error {
 	fd, err := t.create(m.Name, m.Mode)
 	if err != nil {
 		return err
 	}
-	f := os.NewFile(uintptr(fd), m.Name)
-	defer f.Close()
-	b := make([]byte, m.Size)
-	if _, err := src.ReadAt(b, m.Offset); err != nil {
-		return err
+	defer unix.Close(fd)
+	if err := send(fd, src, m.Offset, m.Size); err != nil {
+		return &os.PathError{Op: "write", Path: m.Name, Err: err}
 	}
-	_, err = f.Write(b)
-	return err
+	return nil
 }
