@@ -220,7 +220,8 @@ func cloneWhole(t *tree, store int, m *tarutil.Member) error {
 
 // cloneMember clones m's whole blocks from the tar src, size bytes long, and its tail from
 // its tail file in tails (-1: none). Without one, as pkg on btrfs, a file under a block
-// (its data unaligned in the tar) is sent, a larger one's last block cloned and cut to size.
+// (its data unaligned in the tar) is sent, a larger one cloned to the end of its last
+// block in one range and cut to size (install's cloneTruncate).
 func cloneMember(t *tree, src int, size int64, tails int, m *tarutil.Member) error {
 	fd, err := t.create(m.Name, m.Mode)
 	if err != nil {
@@ -229,33 +230,35 @@ func cloneMember(t *tree, src int, size int64, tails int, m *tarutil.Member) err
 	defer unix.Close(fd)
 	off, n := m.Tail()
 	body := m.Size - n
-	if err := cloneRange(fd, src, m.Offset, 0, body); err != nil {
-		return &os.PathError{Op: "clone", Path: m.Name, Err: err}
-	}
-	if n == 0 {
-		return nil
-	}
-	err = unix.ENOENT
-	if tails >= 0 {
-		var tf int
-		if tf, err = unix.Openat(tails, strconv.FormatInt(off, 10), unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
-			err = cloneRange(fd, tf, 0, body, n)
-			unix.Close(tf)
+	tf := -1
+	if n > 0 && tails >= 0 {
+		tf, err = unix.Openat(tails, strconv.FormatInt(off, 10), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		switch {
+		case err == nil:
+			defer unix.Close(tf)
+		case err != unix.ENOENT:
+			return &os.PathError{Op: "open tail", Path: m.Name, Err: err}
+		default:
+			tf = -1
 		}
 	}
 	switch {
-	case err != unix.ENOENT:
+	case n == 0 || tf >= 0:
+		err = cloneRange(fd, src, m.Offset, 0, body)
+		if err == nil && n > 0 {
+			err = cloneRange(fd, tf, 0, body, n)
+		}
 	case body == 0:
 		err = send(fd, src, off, n)
 	default:
 		// A clone may end off a block only at the source's end of file.
-		err = cloneRange(fd, src, off, body, min(tarutil.Alignment, size-off))
+		err = cloneRange(fd, src, m.Offset, 0, min(body+tarutil.Alignment, size-m.Offset))
 		if err == nil {
 			err = unix.Ftruncate(fd, m.Size)
 		}
 	}
 	if err != nil {
-		return &os.PathError{Op: "clone tail", Path: m.Name, Err: err}
+		return &os.PathError{Op: "clone", Path: m.Name, Err: err}
 	}
 	return nil
 }
