@@ -86,7 +86,7 @@ func run(cacheDir, dest, store, prepare string) error {
 	close(errs)
 	err = <-errs
 	if n := len(errs); n > 0 {
-		return fmt.Errorf("%w (and %d entries more)", err, n)
+		return fmt.Errorf("%w (and %d more entries)", err, n)
 	}
 	return err
 }
