@@ -1,8 +1,8 @@
 // Command cachefloor does the least a warm install from a pkg cache must, for a script to
-// time (bench/peers/ab/floor.sh): it clones every entry of CACHE into DEST/N (N the entry's
-// place in the cache's list) with GOMAXPROCS workers, and does nothing else: no staging, no records, no layout,
-// no modification times, no sync (the timed window syncs), and only directories and
-// regular files. Each file is cloned as pkg clones it: its whole blocks from the entry's
+// time (bench/peers/ab/floor.sh): it clones every entry of CACHE into DEST/N (N the
+// entry's place in the cache's list) with GOMAXPROCS workers, and does nothing else: no
+// staging, no records, no layout, no modification times, no sync (the timed window syncs),
+// and only directories and regular files. Each file is cloned as pkg clones it: its whole blocks from the entry's
 // tar, the rest from the entry's tail file where it keeps one; else, as on btrfs, a file
 // under a block is copied and a larger one's padded last block cloned and cut to size.
 //
