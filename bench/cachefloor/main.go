@@ -151,19 +151,6 @@ func (t *tree) close() {
 // cloneEntry clones the entry sha's files into dest: from its tar and tail files, or with
 // store set, whole from store/i.
 func cloneEntry(c *fetch.Cache, sha, dest, store string, i int) error {
-	ms, err := c.Members(sha)
-	if err != nil {
-		return err
-	}
-	src, err := os.Open(c.Path(sha))
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	info, err := src.Stat()
-	if err != nil {
-		return err
-	}
 	// files: the entry's tail files, -1 where it keeps none, or its directory in the store
 	dir := strings.TrimSuffix(c.Path(sha), ".tar") + ".tails"
 	if store != "" {
@@ -178,20 +165,41 @@ func cloneEntry(c *fetch.Cache, sha, dest, store string, i int) error {
 	default:
 		defer unix.Close(files)
 	}
+	return makeEntry(c, sha, dest, func(t *tree, src int, size int64, m *tarutil.Member) error {
+		if store != "" {
+			return cloneWhole(t, files, m)
+		}
+		return cloneMember(t, src, size, files, m)
+	})
+}
+
+// makeEntry makes the entry sha's directories beneath dest, and each of its regular files
+// with file, given the entry's tar and its size; it skips links.
+func makeEntry(c *fetch.Cache, sha, dest string, file func(t *tree, src int, size int64, m *tarutil.Member) error) error {
+	ms, err := c.Members(sha)
+	if err != nil {
+		return err
+	}
+	src, err := os.Open(c.Path(sha))
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	info, err := src.Stat()
+	if err != nil {
+		return err
+	}
 	t, err := newTree(dest)
 	if err != nil {
 		return err
 	}
 	defer t.close()
 	for _, m := range ms {
-		switch {
-		case m.Type == tar.TypeDir:
+		switch m.Type {
+		case tar.TypeDir:
 			_, err = t.dir(m.Name)
-		case m.Type != tar.TypeReg:
-		case store != "":
-			err = cloneWhole(t, files, &m)
-		default:
-			err = cloneMember(t, int(src.Fd()), info.Size(), files, &m)
+		case tar.TypeReg:
+			err = file(t, int(src.Fd()), info.Size(), &m)
 		}
 		if err != nil {
 			return err
@@ -287,32 +295,7 @@ func cloneRange(dst, src int, srcOff, dstOff, n int64) error {
 
 // writeEntry writes the entry sha's files into dest, each a file of its own.
 func writeEntry(c *fetch.Cache, sha, dest string) error {
-	ms, err := c.Members(sha)
-	if err != nil {
-		return err
-	}
-	src, err := os.Open(c.Path(sha))
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	t, err := newTree(dest)
-	if err != nil {
-		return err
-	}
-	defer t.close()
-	for _, m := range ms {
-		switch m.Type {
-		case tar.TypeDir:
-			_, err = t.dir(m.Name)
-		case tar.TypeReg:
-			err = writeMember(t, int(src.Fd()), &m)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return makeEntry(c, sha, dest, func(t *tree, src int, _ int64, m *tarutil.Member) error { return writeMember(t, src, m) })
 }
 
 func writeMember(t *tree, src int, m *tarutil.Member) error {
