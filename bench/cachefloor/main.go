@@ -2,9 +2,10 @@
 // time (bench/peers/ab/floor.sh): it clones every entry of CACHE into DEST/N (N the
 // entry's place in the cache's list) with GOMAXPROCS workers, and does nothing else: no
 // staging, no records, no layout, no modification times, no sync (the timed window syncs),
-// and only directories and regular files. Each file is cloned as pkg clones it: its whole blocks from the entry's
-// tar, the rest from the entry's tail file where it keeps one; else, as on btrfs, a file
-// under a block is copied and a larger one's padded last block cloned and cut to size.
+// and only directories and regular files. Each file is cloned as pkg clones it: its whole
+// blocks from the entry's tar, the rest from the entry's tail file where it keeps one;
+// else, as on btrfs, a file under a block is sent and a larger one cloned to the end of its
+// last block and cut to size.
 //
 // With -store DIR each file is cloned whole from DIR/N/NAME instead: the layout bun and
 // pnpm keep their stores in, which -prepare-store DIR writes from the cache, untimed.
@@ -91,10 +92,9 @@ func run(cacheDir, dest, store, prepare string) error {
 	return err
 }
 
-// tree makes the directories of an entry's tree beneath a descriptor of its top and keeps
-// them open for the files' creates.
+// tree makes the directories of an entry's tree and keeps them open for the files'
+// creates, by name ("." its top).
 type tree struct {
-	top  int
 	dirs map[string]int
 }
 
@@ -106,7 +106,7 @@ func newTree(dest string) (*tree, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dest, Err: err}
 	}
-	return &tree{top: fd, dirs: map[string]int{".": fd}}, nil
+	return &tree{dirs: map[string]int{".": fd}}, nil
 }
 
 // dir returns a descriptor of the directory name, made with its parents where missing.
