@@ -11,7 +11,7 @@ mode=warm
 [ "$1" = cold ] && { mode=cold; shift; }
 k=$1; n=$2; d=${D:?set D}/w-$k; here=$(cd "$(dirname "$0")" && pwd)
 pkg=${PKG:?set PKG to a built pkg}; P=${WORK:-/var/tmp/pkg-peers}
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+t=$(mktemp -d); trap 'rm -rf "$t" "$d/store"' EXIT
 (cd "$here/../../.." && CGO_ENABLED=0 go build -o "$t/cachefloor" ./bench/cachefloor)
 if [ $mode = warm ]; then
 	rm -rf "$d/store" && "$t/cachefloor" -prepare-store "$d/store" "$d/pkg-cache" && sync -f "$d"
