@@ -152,7 +152,7 @@ func (f Files) Ordered() bool { return f.kind == journal }
 // SYNC_FILE_RANGE_WRITE), so that Wait finds it written or on its way. Errors are Wait's to
 // report.
 func (f Files) Start(fd int) {
-	if f.kind != syncAll {
+	if f.Starts() {
 		unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WRITE)
 	}
 }
