@@ -503,9 +503,7 @@ func TestHeldReader(t *testing.T) {
 	if ps, err := d.List(); err != nil || len(ps) != 0 {
 		t.Fatalf("List: %v, %v", ps, err)
 	}
-	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err) // waits for no reader of its own
-	}
+	commitEmpty(t, d, "a") // waits for no reader of its own
 	if ps, err := d.List(); err != nil || len(ps) != 1 {
 		t.Errorf("List after a write: %v, %v", ps, err)
 	}
@@ -535,9 +533,7 @@ func TestKeptWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	d := openHeld(t, path)
 	defer d.Release()
-	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "a")
 	first := d.file
 	if ps, err := d.List(); err != nil || len(ps) != 1 {
 		t.Errorf("List after a write: %v, %v", ps, err)
@@ -630,9 +626,7 @@ func TestReleaseWaitsTidy(t *testing.T) {
 	gate := make(chan struct{})
 	testHookTidy = func() { <-gate }
 	defer func() { testHookTidy = nil }()
-	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "a")
 	released := make(chan []string)
 	go func() {
 		d.Release()
@@ -786,9 +780,7 @@ func TestIntentNameMalformed(t *testing.T) {
 func TestAdoptAfterCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	d := open(t, path)
-	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "a")
 	// The link and what came after it lost: the file at its temporary name, no sum.
 	if err := os.Rename(path, path+".new"); err != nil {
 		t.Fatal(err)
@@ -1158,9 +1150,7 @@ func TestListHeldCopies(t *testing.T) {
 	if err != nil || len(again) != 1 || !reflect.DeepEqual(again[0], want) {
 		t.Fatalf("List after its last result was changed = %+v, %v; want %+v", again, err, want)
 	}
-	if err := d.Commit([]*Record{{Name: "other", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "other")
 	if after, err := d.List(); err != nil || len(after) != 2 {
 		t.Errorf("List after a write = %+v, %v; want 2 records", after, err)
 	}

@@ -265,9 +265,7 @@ func TestWriteFilesUnsorted(t *testing.T) {
 // TestEmptyFileList checks that a package without files reads back as one.
 func TestEmptyFileList(t *testing.T) {
 	d := open(t, filepath.Join(t.TempDir(), "db"))
-	if err := d.Commit([]*Record{{Name: "empty", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "empty")
 	if got, err := d.Files("empty"); err != nil || len(got) != 0 {
 		t.Errorf("Files(empty) = %v, %v", got, err)
 	}

@@ -49,9 +49,7 @@ func TestSaidWithCommit(t *testing.T) {
 		if err := d.PutSaid("k", "a"); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-			t.Fatal(err)
-		}
+		commitEmpty(t, d, "a")
 		if err := d.Release(); err != nil {
 			t.Fatal(err)
 		}
@@ -90,9 +88,7 @@ func TestSaidWithCommit(t *testing.T) {
 	if got, err := d.SaidState("k"); got != "" || err != nil {
 		t.Errorf("SaidState of the holder before a write = %q, %v; want the end it was told", got, err)
 	}
-	if err := d.Commit([]*Record{{Name: "b", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "b")
 	if got, err := open(t, path).SaidState("k"); got != "" || err != nil {
 		t.Errorf("another reader's SaidState after the commit = %q, %v; want the end recorded with it", got, err)
 	}
@@ -116,9 +112,7 @@ func TestPutSaidWithCommit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	d := openHeld(t, path)
 	defer d.Release()
-	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "a")
 	d.PutSaidWithCommit("path", "/r/bin")
 	if err := d.PutRepo(Pin{Location: "https://example.com/repo/"}); err != nil { // a write of its own
 		t.Fatal(err)
@@ -126,18 +120,14 @@ func TestPutSaidWithCommit(t *testing.T) {
 	if got, err := open(t, path).SaidState("path"); got != "" || err != nil {
 		t.Errorf("SaidState after another write = %q, %v; want nothing recorded before the commit", got, err)
 	}
-	if err := d.Commit([]*Record{{Name: "b", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "b")
 	if got, err := open(t, path).SaidState("path"); got != "/r/bin" || err != nil {
 		t.Errorf("SaidState after the commit = %q, %v; want /r/bin", got, err)
 	}
 	if err := d.PutSaid("path", ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Commit([]*Record{{Name: "c", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "c")
 	if got, err := open(t, path).SaidState("path"); got != "" || err != nil {
 		t.Errorf("SaidState after a later commit = %q, %v; want the first commit alone to record it", got, err)
 	}
@@ -155,9 +145,7 @@ func TestPutSaidWithCommitFailed(t *testing.T) {
 	if err := d.Commit([]*Record{unencodable}, []*FileList{writeFiles(t, d, nil)}, nil); err == nil {
 		t.Fatal("Commit of a record dated past 9999 succeeded")
 	}
-	if err := d.Commit([]*Record{{Name: "b", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "b")
 	if got, err := open(t, path).SaidState("path"); got != "" || err != nil {
 		t.Errorf("SaidState after a later commit = %q, %v; want nothing: the failed commit's note is not said", got, err)
 	}
@@ -165,9 +153,7 @@ func TestPutSaidWithCommitFailed(t *testing.T) {
 	if err := d.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Commit([]*Record{{Name: "c", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "c")
 	if got, err := open(t, path).SaidState("path"); got != "" || err != nil {
 		t.Errorf("SaidState after a commit past Release = %q, %v; want nothing", got, err)
 	}
@@ -180,9 +166,7 @@ func TestSaidNotAhead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	d := openHeld(t, path)
 	defer d.Release()
-	if err := d.Commit([]*Record{{Name: "a", Version: "1"}}, []*FileList{writeFiles(t, d, nil)}, nil); err != nil {
-		t.Fatal(err)
-	}
+	commitEmpty(t, d, "a")
 	if err := d.PutSaid("k", "v"); err != nil {
 		t.Fatal(err)
 	}
