@@ -25,14 +25,11 @@ func (d *DB) SaidState(key string) (string, error) {
 }
 
 // PutSaid records that the user was told of the condition key in state; "" records that it
-// ended. In a database held by its command (Options.Hold), it is recorded with the next
-// summed write transaction (not a file list's chunks written ahead, which a database that
-// falls back to its last sum may lose), the command's commit, or at Release, where a
-// transaction of its own would take bbolt's two fdatasyncs (in a new root's database not
-// yet written, it would also be the first, and the commit, no longer its first, would take
-// two where it takes one: seal). A command cut short before then says it again. Other
-// processes read what the last write recorded; in a new root's database, nothing before its
-// first write (db.new: Open's NoCreate).
+// ended. In a database held by its command (Options.Hold), the next summed write (the
+// command's commit; not a list's chunks written ahead, which a fall back to the last sum
+// may lose) or Release records it: a transaction of its own would take bbolt's two
+// fdatasyncs, and in a new root's database cost its commit the seal. A command cut short
+// before then says it again.
 func (d *DB) PutSaid(key, state string) error {
 	d.mu.Lock()
 	if d.hold {
@@ -47,13 +44,11 @@ func (d *DB) PutSaid(key, state string) error {
 	return d.update("record what was said of "+key, func(tx *bolt.Tx) error { return putSaid(tx, key, state) })
 }
 
-// PutSaidWithCommit has the next CommitRequested record, in its transaction, that the user
-// was told of the condition key in state: a note said once a change is committed is so
-// recorded by the commit itself rather than by a transaction of its own after it, which
-// costs bbolt's two fdatasyncs. No other transaction records it, nor a later commit,
-// even where this one fails before its transaction: the note it was for is not said. A
-// commit whose error comes after its transaction is in the file may have recorded it:
-// where SaidState then reads it, the caller says the note.
+// PutSaidWithCommit has the next CommitRequested, and no other write, record in its
+// transaction that the user was told of the condition key in state, for a note said once
+// the change is committed: a transaction of its own would take bbolt's two fdatasyncs. A
+// commit that fails forgets it, but one failing after its transaction reached the file may
+// have recorded it: where SaidState then reads it, the caller says the note.
 func (d *DB) PutSaidWithCommit(key, state string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
