@@ -24,19 +24,20 @@ import (
 var cuts = flag.Int("cuts", 4, "TestPowerCut: cuts at a random moment of an upgrade, over XFS, ext4 and ext4 with fast commits")
 
 // TestPowerCut upgrades a package on an XFS or ext4 root and cache (ext4 with and without
-// fast commits, where an fsync commits the changed inodes and names alone where it can)
-// and cuts the power meanwhile: FS_IOC_SHUTDOWN without a log flush, which loses every write not yet on the
-// device (dirty pages, journal commits not forced), as xfstests simulates a crash. It cuts
-// at the staged tree's last change (the commit's sync comes next), at the rename that swaps
-// it in, at random moments, and just after the command returned. A change of two packages,
-// whose intents are names of one file (design.md, Commit protocol, 4), is cut with the log
-// flushed first, so that what was logged up to the cut is on the device, as a journal
-// commit that something else forced (its timer, another process's fsync) leaves it: at
-// its first rename into pkgs/, and after its last, held at its next open (fanotify), where
-// the remount must find both renames and the intents, and not the records. Then it mounts the image again (replaying the journal), runs
-// the next command and checks that the root holds the old or the new packages whole, as its
-// database says, the new ones if the command had returned, and that the cache holds whole
-// entries (a first install fetches and settles them).
+// fast commits, where an fsync commits the changed inodes and names alone where it can) and
+// cuts the power meanwhile: FS_IOC_SHUTDOWN without a log flush, which loses every write
+// not yet on the device (dirty pages, journal commits not forced), as xfstests simulates a
+// crash. It cuts at the staged tree's last change (the commit's sync comes next), at the
+// rename that swaps it in, at random moments, and just after the command returned. A change
+// of two packages, whose intents are names of one file (design.md, Commit protocol, 4), is
+// cut with the log flushed first, so that what was logged up to the cut is on the device,
+// as a journal commit that something else forced (its timer, another process's fsync)
+// leaves it: at its first rename into pkgs/, and after its last, held at its next open
+// (fanotify), where the remount must find both renames and the intents, and not the
+// records. Then it mounts the image again (replaying the journal), runs the next command
+// and checks that the root holds the old or the new packages whole, as its database says,
+// the new ones if the command had returned, and that the cache holds whole entries (a first
+// install fetches and settles them).
 //
 // This machine's kernel has no device mapper (dm-flakey, dm-log-writes): the shutdown is
 // the closest cut it allows. It keeps what the loop device already passed to the image
