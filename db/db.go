@@ -1111,9 +1111,9 @@ const fillPercent = 0.9
 // removes the marker a cut left after the last finish (unmarkFinished), where the
 // transaction is summed records what PutSaid left and finishes a roll-forward its marker
 // says is done (finish: one that falls back must lose nothing), and, in this DB's first,
-// deletes the chunks of lists whose Commit never came, before this DB writes any of its
-// own. (Whoever writes holds the root's lock: no other DB is between WriteFiles and
-// Commit.)
+// deletes the chunks of lists whose CommitRequested never came, before this DB writes any
+// of its own. (Whoever writes holds the root's lock: no other DB is between WriteFiles and
+// CommitRequested.)
 func (d *DB) prepare(tx *bolt.Tx, sum bool) error {
 	old := tx.Bucket(aheadBucket) == nil // made by a pkg from before lists and marks of lists written ahead
 	for _, name := range buckets {

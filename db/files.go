@@ -29,8 +29,8 @@ var listsBucket = []byte("lists")
 var chunksBucket = []byte("chunks")
 
 // aheadBucket holds, as keys, the generations of chunks written ahead (WriteFiles) whose
-// Commit has not come: the first write of a later DB deletes their chunks (collect) by
-// these keys, without reading every list's.
+// CommitRequested has not come: the first write of a later DB deletes their chunks
+// (collect) by these keys, without reading every list's.
 var aheadBucket = []byte("ahead")
 
 // The first byte of a package's value in filesBucket says what follows.
@@ -55,10 +55,10 @@ const (
 	// inlineSize is the longest list held in its package's value, where a bucket of its
 	// own would take a page: half a page, so that pages fill (docs/history.md).
 	inlineSize = 2 << 10
-	// heldChunks is how many chunks a list keeps in memory for Commit to write, in its own
-	// transaction; a longer list is written ahead, a chunk a transaction, so that neither
-	// pkg nor bbolt (which copies the values of a transaction at its commit) holds it whole.
-	// 16 MiB is a list of about 150,000 files of ordinary names.
+	// heldChunks is how many chunks a list keeps in memory for CommitRequested to write, in
+	// its own transaction; a longer list is written ahead, a chunk a transaction, so that
+	// neither pkg nor bbolt (which copies the values of a transaction at its commit) holds
+	// it whole. 16 MiB is a list of about 150,000 files of ordinary names.
 	heldChunks = 4
 	// aheadChunkSize is where a chunk written ahead ends. bbolt rewrites a leaf whole, and
 	// one of values this large holds two to four of them: each transaction of 4 MiB chunks
@@ -66,9 +66,9 @@ const (
 	aheadChunkSize = 1 << 20 // 1 MiB
 )
 
-// FileList is a package's file list made ready for Commit by WriteFiles.
+// FileList is a package's file list made ready for CommitRequested by WriteFiles.
 type FileList struct {
-	held   [][]byte // chunks for Commit to write; one of at most inlineSize is held inline
+	held   [][]byte // chunks for CommitRequested to write; one of at most inlineSize is held inline
 	gen    uint64   // generation of the chunks written ahead; 0 if none
 	chunks uint32   // chunks in all
 	files  uint32
@@ -77,14 +77,14 @@ type FileList struct {
 // errUnsorted is returned by WriteFiles for a list out of path order.
 var errUnsorted = errors.New("db: file list not sorted by path")
 
-// errChunksGone is returned by Commit for a list whose chunks written ahead
+// errChunksGone is returned by CommitRequested for a list whose chunks written ahead
 // were collected by another DB's first write.
 var errChunksGone = errors.New("db: chunks written ahead are gone")
 
-// WriteFiles encodes files, which come sorted by path, each path once, for Commit to record.
-// A long list is written to the database ahead, in chunks that no package refers to until
-// Commit: if Commit never comes (an error, a crash), the first write transaction of a
-// later DB deletes them. The caller holds the root's lock.
+// WriteFiles encodes files, which come sorted by path, each path once, for CommitRequested
+// to record. A long list is written to the database ahead, in chunks that no package refers
+// to until that commit: if it never comes (an error, a crash), the first write transaction
+// of a later DB deletes them. The caller holds the root's lock.
 func (d *DB) WriteFiles(files iter.Seq[File]) (*FileList, error) {
 	l := &FileList{}
 	var (
@@ -284,9 +284,9 @@ func deleteGen(tx *bolt.Tx, gen uint64) error {
 	return nil
 }
 
-// collect deletes the chunks no package refers to: those of lists whose Commit never came,
-// which aheadBucket names. In a database from before that bucket (all reports whether it
-// was just made), it finds them by reading every chunk's key.
+// collect deletes the chunks no package refers to: those of lists whose CommitRequested
+// never came, which aheadBucket names. In a database from before that bucket (all reports
+// whether it was just made), it finds them by reading every chunk's key.
 func collect(tx *bolt.Tx, all bool) error {
 	ahead := tx.Bucket(aheadBucket)
 	var dead []uint64

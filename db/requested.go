@@ -13,7 +13,7 @@ import (
 var (
 	// requestedBucket maps the key (Record.Key) of a package the user asked for to the requirement
 	// they asked for it by, as its text ("jq", "jq>=1.6,<2"); a package installed only as
-	// a dependency has no entry. Commit deletes a removed package's entry.
+	// a dependency has no entry. CommitRequested deletes a removed package's entry.
 	requestedBucket = []byte("requested")
 	// saidBucket holds the keys of the standing conditions pkg told the user about once.
 	saidBucket = []byte("said")
