@@ -165,10 +165,10 @@ func (t *Target) tell(out *Outcome) {
 	}
 	if out.Committed && t.Fetcher != nil {
 		bin := t.Root.BinOffPath(t.Path)
-		switch due := bin != "" && n.Due("path", bin); {
+		switch {
 		case bin == "":
 			n.End("path")
-		case due:
+		case n.Due("path", bin):
 			out.OffPath = bin
 			t.said(n, "path", bin)
 		case bin == t.offPath: // due before the change, recorded by its commit (foreseePath)
