@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pkg/internal/durable"
 	"pkg/internal/regfile"
 	"pkg/repo"
 	"pkg/tarutil"
@@ -200,7 +201,9 @@ func stagerAt(ctx context.Context, src *os.File, size int64, dir string, umask f
 	if err != nil {
 		return nil, err
 	}
-	return newStager(ctx, src, size, fd, dir, umask), nil
+	s := newStager(ctx, src, size, fd, dir, umask)
+	s.durable = durable.ForFS(fd)
+	return s, nil
 }
 
 // TestStageTarNotRegular puts a symlink to another aligned tar, and a FIFO, where the

@@ -125,10 +125,10 @@ func (r *Root) stage(ctx context.Context, tarPath string, p repo.Package, member
 	// An npm package's members keep the time of their install, as npm, pnpm and bun leave
 	// them in node_modules; other kinds keep their archive's (docs/archives.md).
 	st.noTimes = p.Kind == repo.KindNPM
-	if r.o.NoSync {
-		st.durable = durable.Files{} // nothing to write back for a commit that does not sync
-	}
 	st.sync = !r.o.NoSync
+	if st.sync { // else nothing to write back for the commit
+		st.durable = r.filesys()
+	}
 	defer st.close()
 	if err := st.stage(members); err != nil {
 		return nil, full(r.dir, err)

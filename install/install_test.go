@@ -830,6 +830,7 @@ func stageTool(t *testing.T, r *Root, base string, entries []entry) (place, uint
 	}
 	src, members, size := scannedTar(t, base, entries)
 	s := newStager(context.Background(), src, size, fd, r.pathOf(tree), r.umask)
+	s.durable = r.filesys()
 	if err := s.stage(members); err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ type stager struct {
 	noKernelCopy atomic.Bool
 	noTails      atomic.Bool   // set when a clone from a tail file was refused for a reason that will not change
 	noTimes      bool          // leave modification times as creating the members made them: an npm package's
-	durable      durable.Files // how what the workers write is made durable for the commit (durable.Commit)
+	durable      durable.Files // how what the workers write is made durable for the commit (durable.Commit): the caller's to set
 	wb           *writeback    // while the files are made, if tracked, or on btrfs if syncing
 	tracked      bool          // every file written was waited for: the commit need not sync the whole filesystem
 	fewFiles     bool          // at most maxTracked files with data: on btrfs the entry keeps its small members' tails (fill)
@@ -91,7 +91,6 @@ func newStager(ctx context.Context, src *os.File, size int64, dirfd int, dir str
 	s := &stager{ctx: ctx, src: src, srcfd: int(src.Fd()), size: size, tails: -1, dirfd: dirfd, dir: dir, umask: umask,
 		flushes: true, workers: min(runtime.GOMAXPROCS(0), 4), methods: []Method{Clone, CopyFileRange, Copy}}
 	s.block = tarutil.Alignment
-	s.durable = durable.ForFS(dirfd)
 	if fs, err := statfs.Of(dirfd); err == nil {
 		if fs.Kind == statfs.Btrfs {
 			s.tail = truncateTail
