@@ -268,6 +268,12 @@ func ours(got string) bool {
 	return strings.HasPrefix(got, "../") || strings.HasPrefix(got, wrapperHead)
 }
 
+// ourBin reports whether the bin/ entry name is pkg's (ours).
+func (r *Root) ourBin(name string) bool {
+	t, err := r.readBin(name)
+	return err == nil && ours(t)
+}
+
 // readBin returns what the bin/ entry name holds: a symlink's target, or the script of a
 // wrapper of pkg's. For anything else it returns readlink's error (EINVAL for a file).
 func (r *Root) readBin(name string) (string, error) {

@@ -731,12 +731,8 @@ func (rf *roll) ours(p string, cur *unix.Stat_t, c *rollDirs) bool {
 			return true
 		}
 	}
-	if cmd, ok := strings.CutPrefix(p, "bin/"); ok && !strings.Contains(cmd, "/") {
-		if t, err := r.readBin(cmd); err == nil && ours(t) {
-			return true
-		}
-	}
-	return false
+	cmd, ok := strings.CutPrefix(p, "bin/")
+	return ok && !strings.Contains(cmd, "/") && r.ourBin(cmd)
 }
 
 // memberOf returns the member of the package name (a key) whose prefix path is p.

@@ -855,19 +855,13 @@ func (r *Root) unroll(tops []string) error {
 			continue
 		}
 		for _, n := range names {
-			if pendingLink(n) && r.prepared(n) {
+			if pendingLink(n) && r.ourBin(n) {
 				continue // a command link the change prepared: syncBins removes it
 			}
 			move(place{bin, n}, partRel(bin)+"/"+n)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// prepared reports whether the bin/ entry name is a command link of pkg's (ours).
-func (r *Root) prepared(name string) bool {
-	target, err := r.readBin(name)
-	return err == nil && ours(target)
 }
 
 // commitRoot makes every change made on the root's filesystem before it durable
