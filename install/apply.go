@@ -684,9 +684,9 @@ func (r *Root) freeName(in part, base string) (place, error) {
 	}
 }
 
-// maxFreeBase is the most of a base freeName keeps: with the dot and up to ten digits, a
-// name of NAME_MAX (255) bytes.
-const maxFreeBase = 255 - 11
+// maxFreeBase is the most of a base freeName keeps: with the dot and a uint32's digits,
+// a name of NAME_MAX bytes.
+const maxFreeBase = unix.NAME_MAX - len(".4294967295")
 
 // dropTrash deletes the trees removal intents moved to the trash, unless an intent is
 // still pending: then the next start decides.
