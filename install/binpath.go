@@ -27,19 +27,6 @@ func (r *Root) offPath(path string) string {
 	return ""
 }
 
-// said is a condition the user is told of and its state (Notices), for a commit to record;
-// where commands is set, only if bin/ holds commands once the change is done.
-type said struct {
-	key, state string
-	commands   bool
-}
-
-// SayWithCommit has the next Apply's commit record that the user was told of the
-// condition key in state, "" its end, as db.DB.PutSaidWithCommit says, failures included.
-func (r *Root) SayWithCommit(key, state string) {
-	r.sayings = append(r.sayings, said{key: key, state: state})
-}
-
 // SayOffPath returns the root's bin/ where it is not on path (a PATH value) and due says
 // its note is to be told, else "", and has the next Apply's commit record key in that
 // state (SayWithCommit) where bin/ then holds commands (commandsAfter, a guess: BinOffPath

@@ -73,3 +73,16 @@ func (n *Notices) record() {
 		}
 	}
 }
+
+// said is a condition the user is told of and its state (Notices), for a commit to record;
+// where commands is set, only if bin/ holds commands once the change is done.
+type said struct {
+	key, state string
+	commands   bool
+}
+
+// SayWithCommit has the next Apply's commit record that the user was told of the
+// condition key in state, "" its end, as db.DB.PutSaidWithCommit says, failures included.
+func (r *Root) SayWithCommit(key, state string) {
+	r.sayings = append(r.sayings, said{key: key, state: state})
+}
