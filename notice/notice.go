@@ -36,7 +36,8 @@ type Undone struct {
 	Names []string
 }
 
-// KeptTree: a tree of the package Name was kept in the directory Dir.
+// KeptTree: the tree Name (a package's; for RootRecovered.Aside, an entry relative to the
+// root) was kept in the directory Dir.
 type KeptTree struct{ Name, Dir string }
 
 // RootLeftover: opening the root could not delete what earlier commands cut short left
